@@ -1,0 +1,43 @@
+//! `new TextDecoder().decode(bytes)` for UTF-8.
+
+use std::borrow::Cow;
+
+/// Decodes `bytes` like `new TextDecoder().decode(bytes)`: one leading UTF-8
+/// byte order mark is removed and each invalid sequence becomes U+FFFD,
+/// following the WHATWG "maximal subpart" rule (which Rust's lossy decoding
+/// also implements).
+pub fn decode_text(bytes: &[u8]) -> Cow<'_, str> {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    String::from_utf8_lossy(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expected strings were produced by Node 22's `TextDecoder`.
+    #[test]
+    fn matches_whatwg_decoder() {
+        let cases: &[(&[u8], &str)] = &[
+            (&[0xef, 0xbb, 0xbf, 0x61], "a"),
+            (&[0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf], "\u{feff}"),
+            (&[0xc0, 0x80], "\u{fffd}\u{fffd}"),
+            (&[0xe0, 0x80, 0x80], "\u{fffd}\u{fffd}\u{fffd}"),
+            (&[0xed, 0xa0, 0x80], "\u{fffd}\u{fffd}\u{fffd}"),
+            (&[0xf0, 0x9f, 0x98], "\u{fffd}"),
+            (&[0xf4, 0x90, 0x80, 0x80], "\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
+            (&[0xe2, 0x82, 0x41], "\u{fffd}A"),
+            (&[0xff, 0x61], "\u{fffd}a"),
+            (&[0xf0, 0x9f, 0x98, 0x80], "😀"),
+            (&[], ""),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(decode_text(bytes), *want, "{bytes:x?}");
+        }
+    }
+
+    #[test]
+    fn valid_input_is_borrowed() {
+        assert!(matches!(decode_text(b"plain"), Cow::Borrowed("plain")));
+    }
+}

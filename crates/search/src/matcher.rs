@@ -1,0 +1,166 @@
+//! Finding the lines that match a prepared pattern, with bounded work.
+//!
+//! * Literal fallbacks use `memchr::memmem` over the whole scope.
+//! * Linear-engine patterns run once over the whole scope in multi-line mode
+//!   (they cannot match `'\n'`, so matches never span lines); after each
+//!   match the search resumes at the next line.
+//! * Backtracking patterns (look-around, back-references) run per line with
+//!   a backtracking step limit and an overall time budget.
+
+use std::time::{Duration, Instant};
+
+use memchr::memmem;
+
+use crate::error::SearchError;
+use crate::js_regex::Plan;
+use crate::lines::LineIndex;
+
+/// Size limit for compiled linear-engine programs (bytes).
+pub const REGEX_SIZE_LIMIT: usize = 32 << 20;
+/// Size limit for the linear engine's lazy DFA cache (bytes).
+pub const DFA_SIZE_LIMIT: usize = 16 << 20;
+/// Backtracking steps allowed per line for look-around/back-reference
+/// patterns.
+pub const BACKTRACK_LIMIT: usize = 1_000_000;
+/// Total time allowed for a backtracking search over all lines.
+pub const BACKTRACK_TIME_BUDGET: Duration = Duration::from_secs(10);
+
+/// A compiled line matcher.
+#[derive(Debug)]
+pub enum Matcher {
+    /// Matches no line (for example a literal containing `'\n'`).
+    Never,
+    /// Substring search.
+    Literal(memmem::Finder<'static>),
+    /// Linear-time regular expression.
+    Linear(regex::Regex),
+    /// Backtracking regular expression.
+    Backtracking(fancy_regex::Regex),
+}
+
+impl Matcher {
+    /// Compiles `plan`.
+    pub fn new(plan: &Plan) -> Result<Self, SearchError> {
+        match plan {
+            Plan::Literal(lit) if lit.contains('\n') || lit.is_empty() => Ok(Matcher::Never),
+            Plan::Literal(lit) => Ok(Matcher::Literal(
+                memmem::Finder::new(lit.as_bytes()).into_owned(),
+            )),
+            Plan::Regex {
+                source,
+                backtracking: false,
+            } => regex::RegexBuilder::new(source)
+                .multi_line(true)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .dfa_size_limit(DFA_SIZE_LIMIT)
+                .build()
+                .map(Matcher::Linear)
+                .map_err(|e| match e {
+                    regex::Error::CompiledTooBig(limit) => SearchError::PatternTooLarge {
+                        limit_bytes: limit,
+                    },
+                    other => SearchError::Compile(one_line(&other.to_string())),
+                }),
+            Plan::Regex {
+                source,
+                backtracking: true,
+            } => fancy_regex::RegexBuilder::new(source)
+                .backtrack_limit(BACKTRACK_LIMIT)
+                .delegate_size_limit(REGEX_SIZE_LIMIT)
+                .delegate_dfa_size_limit(DFA_SIZE_LIMIT)
+                .build()
+                .map(Matcher::Backtracking)
+                .map_err(map_fancy_error),
+        }
+    }
+
+    /// Appends to `out`, in increasing order, the indices of the lines in
+    /// `first..=last` that match.
+    pub fn matching_lines(
+        &self,
+        lines: &LineIndex<'_>,
+        first: usize,
+        last: usize,
+        out: &mut Vec<usize>,
+    ) -> Result<(), SearchError> {
+        if first > last || last >= lines.count() {
+            return Ok(());
+        }
+        let text = lines.text();
+        let hay_end = lines.end(last);
+        match self {
+            Matcher::Never => Ok(()),
+            Matcher::Literal(finder) => {
+                let hay = &text.as_bytes()[..hay_end];
+                let mut pos = lines.start(first);
+                while pos <= hay.len() {
+                    let Some(off) = finder.find(&hay[pos..]) else {
+                        break;
+                    };
+                    let line = lines.line_of(pos + off);
+                    out.push(line);
+                    if line >= last {
+                        break;
+                    }
+                    pos = lines.start(line + 1);
+                }
+                Ok(())
+            }
+            Matcher::Linear(re) => {
+                let hay = &text[..hay_end];
+                let mut pos = lines.start(first);
+                while pos <= hay.len() {
+                    let Some(end) = re.shortest_match_at(hay, pos) else {
+                        break;
+                    };
+                    let line = lines.line_of(end);
+                    out.push(line);
+                    if line >= last {
+                        break;
+                    }
+                    pos = lines.start(line + 1);
+                }
+                Ok(())
+            }
+            Matcher::Backtracking(re) => {
+                let started = Instant::now();
+                for i in first..=last {
+                    match re.is_match(lines.line(i)) {
+                        Ok(true) => out.push(i),
+                        Ok(false) => {}
+                        Err(fancy_regex::Error::RuntimeError(_)) => {
+                            return Err(SearchError::TooMuchBacktracking {
+                                limit: BACKTRACK_LIMIT,
+                                line: i as u64 + 1,
+                            })
+                        }
+                        Err(other) => return Err(SearchError::Compile(one_line(&other.to_string()))),
+                    }
+                    if i % 64 == 0 && started.elapsed() > BACKTRACK_TIME_BUDGET {
+                        return Err(SearchError::TimeBudgetExceeded {
+                            seconds: BACKTRACK_TIME_BUDGET.as_secs(),
+                        });
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn map_fancy_error(e: fancy_regex::Error) -> SearchError {
+    use fancy_regex::{CompileError, Error};
+    match e {
+        Error::CompileError(CompileError::LookBehindNotConst) => SearchError::UnsupportedLookbehind,
+        Error::CompileError(CompileError::InnerError(inner)) => match inner.size_limit() {
+            Some(limit) => SearchError::PatternTooLarge { limit_bytes: limit },
+            None => SearchError::Compile(one_line(&inner.to_string())),
+        },
+        other => SearchError::Compile(one_line(&other.to_string())),
+    }
+}
+
+/// Collapses a multi-line engine message into one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

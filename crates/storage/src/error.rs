@@ -1,0 +1,62 @@
+//! Error type shared by every storage backend.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Errors returned by [`BlobStore`](crate::BlobStore) implementations.
+///
+/// The enum is `non_exhaustive` so that further backends (for example S3) can
+/// add variants without breaking callers.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StorageError {
+    /// The reference does not name a stored artifact, or it was rejected
+    /// because it points outside the store (path escapes, symlinks, hidden
+    /// files, non-regular files, ...). The message matches the SDK's.
+    #[error("Reference not found: {reference}")]
+    NotFound {
+        /// The reference exactly as the caller passed it.
+        reference: String,
+    },
+
+    /// An operating-system I/O error (disk full, permission denied, ...).
+    #[error("failed to {op} {}: {source}", path.display())]
+    Io {
+        /// What was being done, e.g. `"write artifact"`.
+        op: &'static str,
+        /// The file or directory the operation was applied to.
+        path: PathBuf,
+        /// The underlying OS error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// A caller-supplied argument is unusable (for example an eviction window
+    /// of zero cycles, or an artifact directory containing a NUL byte).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl StorageError {
+    /// Builds a [`StorageError::NotFound`] for `reference`.
+    pub fn not_found(reference: impl Into<String>) -> Self {
+        StorageError::NotFound {
+            reference: reference.into(),
+        }
+    }
+
+    /// Builds a [`StorageError::Io`] for operation `op` on `path`.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        StorageError::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Returns `true` for [`StorageError::NotFound`].
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, StorageError::NotFound { .. })
+    }
+}

@@ -1,0 +1,283 @@
+//! File-system blob store (the SDK's `FileStorage`), crash-safe and safe to
+//! share between instances and processes.
+//!
+//! # On-disk layout
+//!
+//! ```text
+//! <artifact dir>/
+//!   <ms>_<n>_<sanitized key><ext>   one file per artifact, raw content
+//!   .metadata.journal               {"f":"<file name>","t":"<content type>"}\n per artifact
+//!   .metadata.json                  SDK-written map file name -> content type (read only)
+//!   .tmp-<pid>-<seq>                in-flight writes (removed when older than an hour)
+//! ```
+
+mod journal;
+mod names;
+mod publish;
+mod read;
+mod resolve;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use crate::{Blob, BlobStore, StorageError, DEFAULT_CONTENT_TYPE};
+use journal::ContentTypes;
+use read::ReadFailure;
+
+pub use names::sanitize_id;
+
+/// How many final names are tried before a store gives up (each collision
+/// bumps the counter, so this is only reached if something is badly wrong).
+const MAX_NAME_ATTEMPTS: u32 = 1000;
+
+/// How [`FileStore::store_with_style`] spells the returned reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReferenceStyle {
+    /// Node's `path.join(artifactDir, filename)`, normalized (`./artifacts`
+    /// gives `artifacts/<file>`). What the SDK's standalone `store()`
+    /// returns.
+    #[default]
+    Joined,
+    /// The artifact directory with trailing `/` removed, then `/<file>`
+    /// (`./artifacts/` gives `./artifacts/<file>`). What the SDK returns when
+    /// it runs through the plugin (sandbox mode).
+    Concatenated,
+}
+
+/// State created when the directory is first used.
+#[derive(Debug)]
+struct Opened {
+    dir: PathBuf,
+    types: ContentTypes,
+}
+
+/// File-system storage backend with the SDK's `FileStorage` file names and
+/// references.
+///
+/// Each artifact is one file named
+/// `<Date.now()>_<counter>_<sanitize_id(key)><ext>` (see [`sanitize_id`];
+/// `ext` is `.txt` for `text/plain`, otherwise `.` plus the content subtype).
+/// Names longer than 255 bytes are shortened with a hash of the key.
+///
+/// Guarantees:
+/// * **Atomic, no clobbering**: content is written to a hidden temporary
+///   file and published with a hard link, which never replaces an existing
+///   file; on a name collision the counter is bumped and another name is
+///   tried. Several instances and processes may share one directory.
+/// * **O(1) per store**: content types are appended, one line per artifact,
+///   to `.metadata.journal`; nothing is rewritten.
+/// * **Confined reads**: [`retrieve`](BlobStore::retrieve) only ever opens a
+///   regular, non-hidden file directly inside the directory, never through a
+///   symlink.
+/// * **Durability is opt-in**: by default nothing is fsynced, so an artifact
+///   or its content type may be lost in an OS crash or power failure (never
+///   in a process crash). [`with_durable(true)`](Self::with_durable) fsyncs
+///   the file, the directory and the journal on every store, at the cost of
+///   one to three disk flushes per store.
+///
+/// The constructor does no I/O. The directory is created and its metadata
+/// loaded on first use; stale temporary files left by crashed writers are
+/// removed at that point.
+#[derive(Debug)]
+pub struct FileStore {
+    artifact_dir: String,
+    durable: bool,
+    counter: AtomicU64,
+    opened: OnceLock<Opened>,
+    open_lock: Mutex<()>,
+}
+
+impl FileStore {
+    /// Creates a store writing into `artifact_dir` (relative paths are
+    /// resolved against the process working directory at each use, as in
+    /// the SDK). Performs no I/O.
+    #[must_use]
+    pub fn new(artifact_dir: &str) -> Self {
+        FileStore {
+            artifact_dir: artifact_dir.to_owned(),
+            durable: false,
+            counter: AtomicU64::new(0),
+            opened: OnceLock::new(),
+            open_lock: Mutex::new(()),
+        }
+    }
+
+    /// Enables or disables fsync of each artifact, its directory entry and
+    /// its journal line before [`store`](BlobStore::store) returns.
+    #[must_use]
+    pub fn with_durable(mut self, durable: bool) -> Self {
+        self.durable = durable;
+        self
+    }
+
+    /// Whether stores are fsynced (see [`with_durable`](Self::with_durable)).
+    pub fn is_durable(&self) -> bool {
+        self.durable
+    }
+
+    /// The artifact directory exactly as given to [`new`](Self::new).
+    pub fn artifact_dir(&self) -> &str {
+        &self.artifact_dir
+    }
+
+    /// Stores `content` and returns its reference spelled as `style`.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::InvalidArgument`] for an empty artifact directory or
+    /// one containing a NUL byte; [`StorageError::Io`] when the directory
+    /// cannot be created or the file or journal cannot be written (disk
+    /// full, permissions, ...). A failed store leaves no file under a final
+    /// name and does not touch earlier artifacts.
+    pub fn store_with_style(
+        &self,
+        key: &str,
+        content: Bytes,
+        content_type: &str,
+        style: ReferenceStyle,
+    ) -> Result<String, StorageError> {
+        let opened = self.open()?;
+        let dir = opened.dir.as_path();
+        let temp = self.write_temp(opened, &content)?;
+        let filename = match self.publish(dir, &temp, key, content_type) {
+            Ok(name) => name,
+            Err(e) => {
+                let _ = fs::remove_file(&temp);
+                return Err(e);
+            }
+        };
+        let target = dir.join(&filename);
+        if let Err(e) = opened.types.record(&filename, content_type, self.durable) {
+            let _ = fs::remove_file(&target);
+            return Err(e);
+        }
+        if self.durable {
+            // One directory flush covers the artifact's name and, on the
+            // first store, the journal's.
+            if let Err(e) = publish::sync_dir(dir) {
+                let _ = fs::remove_file(&target);
+                return Err(StorageError::io("sync artifact directory", dir, e));
+            }
+        }
+        Ok(match style {
+            ReferenceStyle::Joined => resolve::join(&self.artifact_dir, &filename),
+            ReferenceStyle::Concatenated => {
+                format!("{}/{}", self.artifact_dir.trim_end_matches('/'), filename)
+            }
+        })
+    }
+
+    /// Writes the temporary file, creating the directory if it has gone
+    /// missing (and then starting a new journal in it).
+    fn write_temp(&self, opened: &Opened, content: &[u8]) -> Result<PathBuf, StorageError> {
+        let dir = opened.dir.as_path();
+        match publish::write_temp(dir, content, self.durable) {
+            Err(StorageError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(dir)
+                    .map_err(|e| StorageError::io("create artifact directory", dir, e))?;
+                opened.types.reset_journal();
+                publish::write_temp(dir, content, self.durable)
+            }
+            other => other,
+        }
+    }
+
+    /// Publishes `temp` under the first free artifact name and returns it.
+    fn publish(
+        &self,
+        dir: &Path,
+        temp: &Path,
+        key: &str,
+        content_type: &str,
+    ) -> Result<String, StorageError> {
+        for _ in 0..MAX_NAME_ATTEMPTS {
+            let counter = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
+            let filename = names::artifact_filename(now_ms(), counter, key, content_type);
+            let target = dir.join(&filename);
+            match publish::publish(temp, &target) {
+                Ok(true) => return Ok(filename),
+                Ok(false) => {}
+                Err(e) => return Err(StorageError::io("publish artifact", target, e)),
+            }
+        }
+        Err(StorageError::io(
+            "find a free artifact name in",
+            dir,
+            io::Error::from(io::ErrorKind::AlreadyExists),
+        ))
+    }
+
+    /// Opens the directory on first use: validates the path, creates the
+    /// directory (best effort; a store reports the error), removes stale
+    /// temporary files and loads the known content types.
+    fn open(&self) -> Result<&Opened, StorageError> {
+        if let Some(opened) = self.opened.get() {
+            return Ok(opened);
+        }
+        if self.artifact_dir.is_empty() || self.artifact_dir.contains('\0') {
+            return Err(StorageError::InvalidArgument(format!(
+                "artifact directory must be a non-empty path without NUL bytes: {:?}",
+                self.artifact_dir
+            )));
+        }
+        let _guard = self
+            .open_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(opened) = self.opened.get() {
+            return Ok(opened);
+        }
+        let dir = PathBuf::from(&self.artifact_dir);
+        let _ = fs::create_dir_all(&dir);
+        publish::remove_stale_temps(&dir);
+        let types = ContentTypes::load(&dir);
+        Ok(self.opened.get_or_init(|| Opened { dir, types }))
+    }
+}
+
+impl BlobStore for FileStore {
+    /// Stores with [`ReferenceStyle::Joined`] references, like the SDK's
+    /// standalone `FileStorage.store()`.
+    fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError> {
+        self.store_with_style(key, content, content_type, ReferenceStyle::Joined)
+    }
+
+    /// Accepts references in either [`ReferenceStyle`], bare file names, and
+    /// any spelling whose directory part resolves to the artifact directory.
+    /// Everything else (escapes, siblings, subdirectories, hidden files,
+    /// symlinks, non-regular files) is [`StorageError::NotFound`].
+    fn retrieve(&self, reference: &str) -> Result<Blob, StorageError> {
+        let opened = self.open()?;
+        let cwd = std::env::current_dir().ok();
+        let cwd = cwd.as_deref().and_then(Path::to_str);
+        let filename = resolve::reference_filename(&self.artifact_dir, reference, cwd)
+            .ok_or_else(|| StorageError::not_found(reference))?;
+        let path = opened.dir.join(filename);
+        let content = match read::read_regular_file(&path) {
+            Ok(content) => content,
+            Err(ReadFailure::NotFound) => return Err(StorageError::not_found(reference)),
+            Err(ReadFailure::Io(e)) => return Err(StorageError::io("read artifact", path, e)),
+        };
+        let content_type = opened
+            .types
+            .get(filename)
+            .unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_owned());
+        Ok(Blob {
+            content: Bytes::from(content),
+            content_type,
+        })
+    }
+}
+
+/// Milliseconds since the Unix epoch (`Date.now()`).
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

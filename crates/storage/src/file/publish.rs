@@ -1,0 +1,215 @@
+//! Crash-safe, no-clobber publication of artifact files.
+//!
+//! Content is first written to a hidden temporary file in the artifact
+//! directory and then given its final name with `link(2)`, which fails with
+//! `EEXIST` instead of replacing an existing file. A file therefore never
+//! appears under its final name half-written, and two writers (threads,
+//! instances or processes) never overwrite each other's artifacts.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use crate::StorageError;
+
+/// Prefix of temporary files; hidden, so never served by `retrieve`.
+pub(crate) const TEMP_PREFIX: &str = ".tmp-";
+
+/// Temporary files older than this are removed when a directory is opened.
+pub(crate) const STALE_TEMP_AGE: Duration = Duration::from_secs(60 * 60);
+
+/// Process-wide sequence for temporary file names.
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// How many temporary names to try before giving up.
+const TEMP_NAME_ATTEMPTS: u32 = 100;
+
+/// Writes `content` to a new temporary file in `dir` and returns its path.
+/// With `durable`, the file's data is flushed to stable storage. On failure
+/// the temporary file is removed.
+pub(crate) fn write_temp(
+    dir: &Path,
+    content: &[u8],
+    durable: bool,
+) -> Result<PathBuf, StorageError> {
+    let pid = std::process::id();
+    let mut attempt = 0;
+    let (path, mut file) = loop {
+        let seq = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("{TEMP_PREFIX}{pid}-{seq}"));
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => break (path, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < TEMP_NAME_ATTEMPTS => {
+                attempt += 1
+            }
+            Err(e) => return Err(StorageError::io("create temporary file", path, e)),
+        }
+    };
+    let written = file
+        .write_all(content)
+        .and_then(|()| if durable { file.sync_all() } else { Ok(()) });
+    drop(file);
+    match written {
+        Ok(()) => Ok(path),
+        Err(e) => {
+            let _ = fs::remove_file(&path);
+            Err(StorageError::io("write artifact", path, e))
+        }
+    }
+}
+
+/// Gives the temporary file `temp` the name `target` without ever replacing
+/// an existing file.
+///
+/// Returns `Ok(true)` when published (the temporary name is gone),
+/// `Ok(false)` when `target` already exists (the temporary file is kept so
+/// the caller can retry under another name).
+pub(crate) fn publish(temp: &Path, target: &Path) -> io::Result<bool> {
+    match fs::hard_link(temp, target) {
+        Ok(()) => {
+            // Best effort: a leftover temporary name is removed by the stale
+            // temp cleanup and does not affect the published artifact.
+            let _ = fs::remove_file(temp);
+            Ok(true)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) if links_unsupported(&e) => publish_without_links(temp, target),
+        Err(e) => Err(e),
+    }
+}
+
+/// Fallback for file systems without hard links: reserve the final name with
+/// an exclusive create, then rename the temporary file over the (empty,
+/// private) placeholder.
+fn publish_without_links(temp: &Path, target: &Path) -> io::Result<bool> {
+    match OpenOptions::new().write(true).create_new(true).open(target) {
+        Ok(placeholder) => drop(placeholder),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    if let Err(e) = fs::rename(temp, target) {
+        let _ = fs::remove_file(target);
+        return Err(e);
+    }
+    Ok(true)
+}
+
+/// Whether a `link(2)` failure means the file system does not support hard
+/// links (as opposed to a real error such as a full disk).
+fn links_unsupported(e: &io::Error) -> bool {
+    if e.kind() == io::ErrorKind::Unsupported {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        matches!(
+            e.raw_os_error(),
+            Some(code) if code == libc::EPERM || code == libc::EOPNOTSUPP || code == libc::ENOSYS
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        e.kind() == io::ErrorKind::PermissionDenied
+    }
+}
+
+/// Flushes the directory entry table of `dir` to stable storage.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Removes temporary files older than [`STALE_TEMP_AGE`] left behind by
+/// crashed writers. Best effort: errors are ignored.
+pub(crate) fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let stale = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age > STALE_TEMP_AGE);
+        if meta.file_type().is_file() && stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn publish_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.txt");
+        fs::write(&target, b"first").unwrap();
+        let temp = write_temp(dir.path(), b"second", false).unwrap();
+        assert!(!publish(&temp, &target).unwrap());
+        assert_eq!(fs::read(&target).unwrap(), b"first");
+        assert!(temp.exists());
+        let other = dir.path().join("b.txt");
+        assert!(publish(&temp, &other).unwrap());
+        assert_eq!(fs::read(&other).unwrap(), b"second");
+        assert!(!temp.exists());
+    }
+
+    #[test]
+    fn fallback_publish_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.txt");
+        fs::write(&target, b"first").unwrap();
+        let temp = write_temp(dir.path(), b"second", true).unwrap();
+        assert!(!publish_without_links(&temp, &target).unwrap());
+        assert_eq!(fs::read(&target).unwrap(), b"first");
+        let other = dir.path().join("b.txt");
+        assert!(publish_without_links(&temp, &other).unwrap());
+        assert_eq!(fs::read(&other).unwrap(), b"second");
+        assert!(!temp.exists());
+    }
+
+    #[test]
+    fn temp_files_are_hidden_and_unique() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_temp(dir.path(), b"x", false).unwrap();
+        let b = write_temp(dir.path(), b"y", false).unwrap();
+        assert_ne!(a, b);
+        for p in [&a, &b] {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with(TEMP_PREFIX), "{name}");
+        }
+    }
+
+    #[test]
+    fn write_temp_into_missing_dir_fails_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        match write_temp(&missing, b"x", false).unwrap_err() {
+            StorageError::Io { op, source, .. } => {
+                assert_eq!(source.kind(), io::ErrorKind::NotFound);
+                assert_eq!(op, "create temporary file");
+            }
+            other => panic!("unexpected error {other:?}"),
+        }
+        assert!(!missing.exists());
+    }
+}

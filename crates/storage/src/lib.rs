@@ -1,0 +1,81 @@
+//! Storage backends for offloaded tool-result content.
+//!
+//! This crate is the native counterpart of the storage classes of the
+//! `ContextOffloader` plugin (`InMemoryStorage` and `FileStorage`): the same
+//! reference formats and file names, with content kept in native memory and
+//! file storage that is crash-safe and safe to share between processes.
+//!
+//! * [`MemoryStore`] keeps blobs in memory with cycle-based eviction.
+//! * [`FileStore`] writes one file per blob into an artifact directory.
+//!
+//! Both implement [`BlobStore`]; every type is `Send + Sync` and all methods
+//! take `&self`, so a store can be shared between threads behind an `Arc`.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+mod file;
+mod memory;
+
+pub use bytes::Bytes;
+pub use error::StorageError;
+pub use file::{sanitize_id, FileStore, ReferenceStyle};
+pub use memory::MemoryStore;
+
+/// Content type reported for artifacts whose type is unknown.
+pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
+
+/// A stored blob together with its content type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    /// The raw content.
+    pub content: Bytes,
+    /// The MIME type given when the blob was stored (or
+    /// [`DEFAULT_CONTENT_TYPE`] when it is unknown).
+    pub content_type: String,
+}
+
+/// A backend that stores blobs and hands back an opaque reference string.
+pub trait BlobStore: Send + Sync {
+    /// Stores `content` under a reference derived from `key` and returns the
+    /// reference.
+    ///
+    /// # Errors
+    ///
+    /// Backend-specific; [`StorageError::Io`] when the content cannot be
+    /// written.
+    fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError>;
+
+    /// Returns the blob previously stored under `reference`, or
+    /// [`StorageError::NotFound`].
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::NotFound`] for unknown or rejected references;
+    /// [`StorageError::Io`] when an existing blob cannot be read.
+    fn retrieve(&self, reference: &str) -> Result<Blob, StorageError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn public_types_are_thread_safe_and_the_trait_is_object_safe() {
+        assert_send_sync::<MemoryStore>();
+        assert_send_sync::<FileStore>();
+        assert_send_sync::<StorageError>();
+        assert_send_sync::<Blob>();
+        let stores: Vec<Box<dyn BlobStore>> = vec![Box::new(MemoryStore::default())];
+        let r = stores[0]
+            .store("k", Bytes::from_static(b"v"), "text/plain")
+            .unwrap();
+        assert_eq!(
+            stores[0].retrieve(&r).unwrap().content,
+            Bytes::from_static(b"v")
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! `FileStore::retrieve` never reads outside the artifact directory.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{file_name, s};
+use offload_storage::{BlobStore, Bytes, FileStore, StorageError};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    dir: PathBuf,
+    store: FileStore,
+    good: String,
+}
+
+/// `<root>/art` holds one artifact; `<root>/secret`, `<root>/art2/secret`
+/// and `<root>/art/sub/inner` are bait that must stay unreachable.
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let dir = root.join("art");
+    let store = FileStore::new(s(&dir));
+    let good = store
+        .store("ok", Bytes::from_static(b"good"), "text/plain")
+        .unwrap();
+    fs::write(root.join("secret"), "outside").unwrap();
+    fs::create_dir(root.join("art2")).unwrap();
+    fs::write(root.join("art2/secret"), "sibling").unwrap();
+    fs::create_dir(dir.join("sub")).unwrap();
+    fs::write(dir.join("sub/inner"), "nested").unwrap();
+    fs::write(dir.join(".hidden"), "hidden").unwrap();
+    Fixture {
+        _tmp: tmp,
+        root,
+        dir,
+        store,
+        good,
+    }
+}
+
+fn assert_rejected(store: &FileStore, reference: &str) {
+    match store.retrieve(reference) {
+        Err(StorageError::NotFound { reference: r }) => assert_eq!(r, reference),
+        other => panic!("{reference:?} must be NotFound, got {other:?}"),
+    }
+    let message = store.retrieve(reference).unwrap_err().to_string();
+    assert_eq!(message, format!("Reference not found: {reference}"));
+}
+
+#[test]
+fn the_valid_reference_works() {
+    let f = fixture();
+    assert_eq!(&f.store.retrieve(&f.good).unwrap().content[..], b"good");
+    let via_parent = format!("{}/../art/{}", s(&f.dir), file_name(&f.good));
+    assert_eq!(&f.store.retrieve(&via_parent).unwrap().content[..], b"good");
+    let dotted = format!("./{}", file_name(&f.good));
+    assert_eq!(&f.store.retrieve(&dotted).unwrap().content[..], b"good");
+}
+
+#[test]
+fn parent_escapes_are_rejected() {
+    let f = fixture();
+    let dir = s(&f.dir);
+    // Bait with the same name as a real artifact, one level up.
+    let n = file_name(&f.good);
+    fs::write(f.root.join(n), "outside").unwrap();
+    assert_rejected(&f.store, &format!("../{n}"));
+    assert_rejected(&f.store, &format!("{dir}/../{n}"));
+    assert_rejected(&f.store, &format!("{}/{n}", s(&f.root)));
+    for r in [
+        "../secret".to_owned(),
+        "../../secret".to_owned(),
+        format!("{dir}/../secret"),
+        format!("{dir}/sub/../../secret"),
+        "../art2/secret".to_owned(),
+        "..".to_owned(),
+        format!("{dir}/.."),
+        "../../../../../../../../etc/passwd".to_owned(),
+    ] {
+        assert_rejected(&f.store, &r);
+    }
+}
+
+#[test]
+fn absolute_paths_elsewhere_and_siblings_are_rejected() {
+    let f = fixture();
+    let root = s(&f.root);
+    for r in [
+        format!("{root}/secret"),
+        format!("{root}/art2/secret"),
+        format!("{root}/art2/{}", file_name(&f.good)),
+        format!("{root}/ar/{}", file_name(&f.good)),
+        "/etc/passwd".to_owned(),
+        format!("/{}", file_name(&f.good)),
+    ] {
+        assert_rejected(&f.store, &r);
+    }
+    // Same file name as a real artifact, but in the sibling directory.
+    fs::write(f.root.join("art2").join(file_name(&f.good)), "sibling copy").unwrap();
+    assert_rejected(&f.store, &format!("{root}/art2/{}", file_name(&f.good)));
+}
+
+#[test]
+fn subdirectories_and_directories_are_rejected() {
+    let f = fixture();
+    let dir = s(&f.dir);
+    for r in [
+        format!("{dir}/sub/inner"),
+        "sub/inner".to_owned(),
+        "sub".to_owned(),
+        format!("{dir}/sub"),
+        format!("{dir}/"),
+        "".to_owned(),
+        "/".to_owned(),
+    ] {
+        assert_rejected(&f.store, &r);
+    }
+    let n = file_name(&f.good);
+    fs::write(f.dir.join("sub").join(n), "nested copy").unwrap();
+    assert_rejected(&f.store, &format!("sub/{n}"));
+    assert_rejected(&f.store, &format!("{dir}/sub/{n}"));
+}
+
+#[test]
+fn hidden_and_internal_files_are_rejected() {
+    let f = fixture();
+    let dir = s(&f.dir);
+    assert!(f.dir.join(".metadata.journal").exists());
+    fs::write(f.dir.join(".tmp-1-1"), "in flight").unwrap();
+    fs::write(f.dir.join(".metadata.json"), "{}").unwrap();
+    for r in [
+        ".hidden",
+        ".metadata.journal",
+        ".metadata.json",
+        ".tmp-1-1",
+        &format!("{dir}/.hidden"),
+        &format!("{dir}/.metadata.journal"),
+    ] {
+        assert_rejected(&f.store, r);
+    }
+}
+
+#[test]
+fn nul_bytes_are_rejected() {
+    let f = fixture();
+    assert_rejected(&f.store, &format!("{}\0", f.good));
+    assert_rejected(&f.store, &format!("{}\0/../secret", s(&f.dir)));
+    assert_rejected(&f.store, "\0");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_are_rejected() {
+    use std::os::unix::fs::symlink;
+    let f = fixture();
+    let dir = s(&f.dir);
+    symlink(f.root.join("secret"), f.dir.join("link-out")).unwrap();
+    symlink(f.dir.join(file_name(&f.good)), f.dir.join("link-in")).unwrap();
+    symlink(&f.root, f.dir.join("dirlink")).unwrap();
+    symlink("nowhere", f.dir.join("dangling")).unwrap();
+    for r in [
+        "link-out".to_owned(),
+        format!("{dir}/link-out"),
+        "link-in".to_owned(),
+        "dirlink".to_owned(),
+        format!("{dir}/dirlink/secret"),
+        "dangling".to_owned(),
+    ] {
+        assert_rejected(&f.store, &r);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_subdirectory_in_reference_is_not_followed() {
+    use std::os::unix::fs::symlink;
+    let f = fixture();
+    // `<dir>/up/..` would resolve physically to `<root>`, lexically to <dir>:
+    // only <dir>/<name> is ever opened.
+    symlink(f.root.join("art2"), f.dir.join("up")).unwrap();
+    let r = format!("{}/up/../secret", s(&f.dir));
+    assert_rejected(&f.store, &r);
+    fs::write(f.dir.join("secret-in-dir"), "mine").unwrap();
+    let r = format!("{}/up/../secret-in-dir", s(&f.dir));
+    assert_eq!(&f.store.retrieve(&r).unwrap().content[..], b"mine");
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_are_rejected_without_blocking() {
+    let f = fixture();
+    let fifo = f.dir.join("pipe");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    assert_rejected(&f.store, "pipe");
+}
+
+#[test]
+fn missing_files_are_not_found() {
+    let f = fixture();
+    assert_rejected(&f.store, "1_1_missing.txt");
+    assert_rejected(&f.store, &format!("{}/1_1_missing.txt", s(&f.dir)));
+    assert!(Path::new(&f.good).exists());
+}

@@ -1,0 +1,679 @@
+// context-offloader: native drop-in replacement for the ContextOffloader plugin of
+// @strands-agents/sdk. This file is only the glue the SDK needs (hooks, the retrieval
+// tool, SDK content blocks); storage, search and encoding run in Rust (binding.js).
+import {
+  AfterToolCallEvent,
+  BeforeModelCallEvent,
+  DocumentBlock,
+  ImageBlock,
+  JsonBlock,
+  Message,
+  TextBlock,
+  ToolResultBlock,
+  VideoBlock,
+  tool,
+} from '@strands-agents/sdk'
+import {
+  FileStorage as SdkFileStorage,
+  InMemoryStorage as SdkInMemoryStorage,
+} from '@strands-agents/sdk/vended-plugins/context-offloader'
+import { z } from 'zod'
+
+const native = await loadNative()
+
+/** Loads the platform's prebuilt addon, or fails with a message naming the platform. */
+async function loadNative() {
+  try {
+    return await import('./binding.js')
+  } catch (cause) {
+    const platform = `${process.platform}-${process.arch}`
+    throw new Error(
+      `context-offloader: no prebuilt native binary for ${platform} could be loaded. ` +
+        `Install the package on a supported platform (linux x64/arm64 gnu/musl, macOS x64/arm64, ` +
+        `windows x64/arm64) or build it from source with \`npm run build\`. Cause: ${cause?.message ?? cause}`,
+      { cause },
+    )
+  }
+}
+
+/** Loads a module of the installed SDK that its package exports do not expose (best effort). */
+async function importSdkInternal(relativePath) {
+  try {
+    const base = import.meta.resolve('@strands-agents/sdk')
+    return await import(new URL(relativePath, base).href)
+  } catch {
+    return undefined
+  }
+}
+
+const sdkLogging = await importSdkInternal('./logging/logger.js')
+const sdkAgentAsTool = await importSdkInternal('./agent/agent-as-tool.js')
+
+/** The SDK's logger (honours `configureLogging`), or the SDK's default behaviour. */
+const logger = {
+  debug: (...args) => sdkLogging?.logger?.debug?.(...args),
+  warn: (...args) => (sdkLogging?.logger ? sdkLogging.logger.warn(...args) : console.warn(...args)),
+}
+
+// Symbols shared with the SDK's unified storage (registered globally with Symbol.for).
+const NAMESPACED = Symbol.for('strands.storage.namespaced')
+const EPHEMERAL = Symbol.for('strands.storage.ephemeral')
+/** Internal handle of our storages: the native store behind them. */
+const NATIVE = Symbol('context-offloader.native')
+/** Internal: reference style used when the plugin stores into a FileStorage. */
+const PLUGIN_VIEW = Symbol('context-offloader.pluginView')
+
+const CHARS_PER_TOKEN = 4
+const DEFAULT_MAX_RESULT_TOKENS = 2_500
+const DEFAULT_PREVIEW_TOKENS = 1_000
+const DEFAULT_EVICT_AFTER = 20
+const RETRIEVAL_TOOL_NAME = 'retrieve_offloaded_content'
+
+/** Longest slice of a string copied into native memory between two yields to the event loop. */
+const SLICE_UNITS = 1 << 19
+
+const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve))
+
+/**
+ * Copies a JavaScript string into native memory. Slices whose characters are all
+ * below U+0100 are copied byte for byte (V8 answers the regex test in constant time
+ * for one-byte strings); others as UTF-16. Long strings go in slices with a yield to
+ * the event loop between them, so a 10 MB result never blocks timers for long; the
+ * UTF-8 encoding happens later on a worker thread.
+ */
+async function toNativeText(text) {
+  const nativeText = new native.NativeText()
+  for (let offset = 0; offset < text.length; offset += SLICE_UNITS) {
+    const slice = text.length <= SLICE_UNITS ? text : text.slice(offset, offset + SLICE_UNITS)
+    if (/[^\x00-\xff]/.test(slice)) nativeText.pushUtf16(slice)
+    else nativeText.pushLatin1(slice)
+    if (offset + SLICE_UNITS < text.length) await yieldToEventLoop()
+  }
+  return nativeText
+}
+
+/** Returns a plain Uint8Array view of a Buffer (so SDK blocks hold the type they expect). */
+function asUint8Array(buffer) {
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+}
+
+/** Accepts what JavaScript callers pass as content: Uint8Array/Buffer/ArrayBuffer/string. */
+function toBytes(content) {
+  if (content instanceof Uint8Array) return content
+  if (content instanceof ArrayBuffer) return new Uint8Array(content)
+  if (ArrayBuffer.isView(content)) return new Uint8Array(content.buffer, content.byteOffset, content.byteLength)
+  if (typeof content === 'string') return new TextEncoder().encode(content)
+  throw new TypeError('content must be a Uint8Array, Buffer, ArrayBuffer or string')
+}
+
+/** Shared implementation of the two native-backed storages' store/retrieve. */
+class NativeBackedStorage {
+  constructor(nativeStore, concatenated) {
+    Object.defineProperty(this, NATIVE, { value: nativeStore })
+    Object.defineProperty(this, PLUGIN_VIEW, { value: concatenated, writable: true })
+  }
+
+  /**
+   * Stores one content block and returns its reference.
+   * @param {string} key - A unique key for this content block.
+   * @param {Uint8Array} content - The raw bytes.
+   * @param {string} [contentType='text/plain'] - MIME type, kept with the content.
+   */
+  async store(key, content, contentType = 'text/plain') {
+    const outcome = await this[NATIVE].storeBytes(String(key), toBytes(content), String(contentType), this[PLUGIN_VIEW])
+    return outcome.reference
+  }
+
+  /**
+   * Retrieves a block by reference; rejects with `Reference not found: <ref>` when unknown.
+   * @param {string} reference
+   */
+  async retrieve(reference) {
+    const outcome = await this[NATIVE].retrieve(String(reference))
+    return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
+  }
+}
+
+/**
+ * Offloaded content kept in native memory (not on the V8 heap), with the SDK's
+ * turn-based eviction: entries not stored or retrieved within `evictAfterTurns`
+ * agent cycles are dropped. References look like `mem_<n>_<key>`.
+ */
+export class InMemoryStorage extends NativeBackedStorage {
+  static DEFAULT_EVICT_AFTER_TURNS = DEFAULT_EVICT_AFTER
+  #evictAfterTurns
+  #boundAgent = null
+
+  /** @param {number | null} [evictAfterTurns=20] - idle cycles before eviction; `null` disables. */
+  constructor(evictAfterTurns = InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
+    if (evictAfterTurns !== null && evictAfterTurns < 1) {
+      throw new Error('evictAfterTurns must be a positive integer')
+    }
+    super(native.NativeStore.memory(nativeCycles(evictAfterTurns)), false)
+    this.#evictAfterTurns = evictAfterTurns
+  }
+
+  /** Removes all stored content. */
+  clear() {
+    this[NATIVE].clear()
+  }
+
+  /** Number of entries held. */
+  get size() {
+    return this[NATIVE].size
+  }
+
+  /** Total bytes of content held in native memory. */
+  get byteLength() {
+    return this[NATIVE].byteLength
+  }
+
+  /**
+   * Claims this storage for one agent and adopts the plugin's eviction window unless
+   * one was set at construction (as the SDK's InMemoryStorage does).
+   * @internal
+   */
+  _bind(agent, evictAfterCycles) {
+    if (this.#boundAgent === null) {
+      this.#boundAgent = new WeakRef(agent)
+    } else if (this.#boundAgent.deref() !== agent) {
+      throw new Error(
+        'InMemoryStorage cannot be shared across multiple agents. ' + 'Use a separate InMemoryStorage instance per agent.',
+      )
+    }
+    if (evictAfterCycles !== undefined && this.#evictAfterTurns === InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
+      this.#evictAfterTurns = evictAfterCycles
+      this[NATIVE].setEvictAfter(nativeCycles(evictAfterCycles))
+    }
+  }
+
+  /**
+   * Sets the current cycle and evicts idle entries. Called by the plugin before each model call.
+   * @internal
+   */
+  _evict(cycle) {
+    const evicted = this[NATIVE].evict(cycle)
+    if (evicted > 0) logger.debug(`evicted=<${evicted}>, cycle=<${cycle}> | stale entries removed`)
+  }
+}
+
+/**
+ * Offloaded content as files in one directory, with the SDK's file names
+ * (`<ms>_<n>_<key><ext>`). Each file is written atomically; content types are kept
+ * in an append-only journal (and read from the SDK's `.metadata.json`), so they
+ * survive restarts and concurrent writers. `retrieve` never reads outside the directory.
+ */
+export class FileStorage extends NativeBackedStorage {
+  #artifactDir
+  #durable
+
+  /**
+   * @param {string | { artifactDir?: string, durable?: boolean }} [options='./artifacts']
+   *   the directory, or options; `durable: true` fsyncs each file and the directory.
+   */
+  constructor(options = './artifacts') {
+    const artifactDir = typeof options === 'string' ? options : (options?.artifactDir ?? './artifacts')
+    const durable = typeof options === 'object' && options !== null ? Boolean(options.durable) : false
+    if (typeof artifactDir !== 'string' || artifactDir.length === 0) {
+      throw new TypeError('FileStorage artifactDir must be a non-empty string')
+    }
+    super(native.NativeStore.file(artifactDir, durable), false)
+    this.#artifactDir = artifactDir
+    this.#durable = durable
+  }
+
+  /** The directory artifacts are written to, as given. */
+  get artifactDir() {
+    return this.#artifactDir
+  }
+
+  /**
+   * A storage on the same directory with its own counter and the SDK plugin's
+   * reference form (`<dir>/<file>`), as the SDK's per-agent FileStorage has.
+   * @internal
+   */
+  _pluginView() {
+    const view = new FileStorage({ artifactDir: this.#artifactDir, durable: this.#durable })
+    view[PLUGIN_VIEW] = true
+    return view
+  }
+}
+
+/**
+ * The native eviction window for a JavaScript one. Entries are evicted when
+ * `lastAccess < cycle - n`; for integer cycles that equals `lastAccess < cycle - floor(n)`.
+ */
+function nativeCycles(n) {
+  return n === null ? null : Math.floor(n)
+}
+
+function isOffloaderStorage(storage) {
+  return 'store' in storage && 'retrieve' in storage
+}
+
+/** Same framing as the SDK for unified storages: [u16 BE type length][type][content]. */
+function frameContent(content, contentType) {
+  const ctBytes = new TextEncoder().encode(contentType)
+  const frame = new Uint8Array(2 + ctBytes.length + content.length)
+  frame[0] = (ctBytes.length >> 8) & 0xff
+  frame[1] = ctBytes.length & 0xff
+  frame.set(ctBytes, 2)
+  frame.set(content, 2 + ctBytes.length)
+  return frame
+}
+
+function unframeContent(frame) {
+  const ctLen = (frame[0] << 8) | frame[1]
+  const contentType = new TextDecoder().decode(frame.subarray(2, 2 + ctLen))
+  const content = frame.subarray(2 + ctLen)
+  return { content, contentType }
+}
+
+/** The SDK's namespacing of unified storages (prefix normalisation included). */
+function normalizePrefix(prefix) {
+  if (prefix.includes('\\')) throw new Error(`Invalid storage prefix '${prefix}': backslashes are not allowed`)
+  const parts = prefix.split('/')
+  const segments = parts.filter(Boolean)
+  if (segments.includes('..')) throw new Error(`Invalid storage prefix '${prefix}': '..' path segments are not allowed`)
+  const joined = segments.join('/')
+  return parts[parts.length - 1] === '' && joined ? joined + '/' : joined
+}
+
+function namespaceView(storage, prefix) {
+  const normalized = normalizePrefix(prefix)
+  const p = normalized ? `${normalized}/` : ''
+  const view = {
+    write: (key, data) => storage.write(`${p}${key}`, data),
+    read: (key) => storage.read(`${p}${key}`),
+    delete: (key) => storage.delete(`${p}${key}`),
+    list: (query) => storage.list(`${p}${query}`).then((keys) => keys.map((key) => key.slice(p.length))),
+    namespace: (sub) => namespaceView(storage, `${p}${sub}`),
+    [NAMESPACED]: true,
+  }
+  if (EPHEMERAL in storage) view[EPHEMERAL] = true
+  return view
+}
+
+function resolveNamespace(storage, prefix) {
+  if (NAMESPACED in storage) return storage
+  if (storage.namespace) return storage.namespace(prefix)
+  return namespaceView(storage, prefix)
+}
+
+async function storeContent(storage, key, content, contentType) {
+  if (isOffloaderStorage(storage)) return storage.store(key, content, contentType)
+  const ct = contentType ?? 'application/octet-stream'
+  await storage.write(key, frameContent(content, ct))
+  return key
+}
+
+async function retrieveContent(storage, reference) {
+  if (isOffloaderStorage(storage)) return storage.retrieve(reference)
+  const data = await storage.read(reference)
+  if (data === null) throw new Error(`Reference not found: ${reference}`)
+  return unframeContent(data)
+}
+
+const retrievalInputSchema = z.object({
+  reference: z.string().describe('The reference string from the offload placeholder (e.g. "mem_1_tool-123_0").'),
+  pattern: z
+    .string()
+    .optional()
+    .describe('Regex or keyword to grep for. Returns only matching lines with context — not the full content.'),
+  line_range: z
+    .object({
+      start: z.number().int().min(1).describe('First line to return (1-indexed).'),
+      end: z.number().int().min(1).describe('Last line to return (1-indexed).'),
+    })
+    .optional()
+    .describe('Return only this span of lines. Combine with pattern to search within the range.'),
+  context_lines: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'Lines before AND after each match (like grep -C). Default: 5. Without pattern/line_range, returns first N lines.',
+    ),
+})
+
+const RETRIEVAL_TOOL_DESCRIPTION =
+  'When a tool result was too large to keep in context, it was stored externally and replaced with a preview and a reference. ' +
+  'Use this tool with that reference to access the stored content.\n\n' +
+  'Returns:\n' +
+  '  - With pattern: matching lines with line numbers and surrounding context\n' +
+  '  - With line_range: the specified span of lines with line numbers\n' +
+  '  - Without pattern/line_range: the full original content (use sparingly — re-injects all tokens)\n\n' +
+  'Constraints:\n' +
+  '  - pattern/line_range/context_lines only work on text content. For binary content, omit them.\n' +
+  '  - Line numbers in results are 1-indexed and can be used in follow-up line_range calls.\n\n' +
+  'Examples:\n' +
+  '  { reference: "ref_1", pattern: "error" } → lines containing "error" with 5 lines context\n' +
+  '  { reference: "ref_1", pattern: "error|warning", context_lines: 3 } → regex, 3 lines context\n' +
+  '  { reference: "ref_1", line_range: { start: 10, end: 25 } } → lines 10-25\n' +
+  '  { reference: "ref_1", pattern: "TODO", line_range: { start: 1, end: 50 } } → search within range'
+
+/** First `maxChars` UTF-16 units of `parts.join('\n')`, without building the join. */
+function previewOf(parts, previewTokens) {
+  const maxChars = previewTokens * CHARS_PER_TOKEN
+  let out = ''
+  for (let i = 0; i < parts.length && out.length < maxChars; i++) {
+    if (i > 0) out += '\n'
+    out += parts[i].length > maxChars ? parts[i].slice(0, maxChars) : parts[i]
+  }
+  return out.length <= maxChars ? out : out.slice(0, maxChars)
+}
+
+function getBytes(block) {
+  if (block instanceof ImageBlock && block.source.type === 'imageSourceBytes') return block.source.bytes
+  if (block instanceof VideoBlock && block.source.type === 'videoSourceBytes') return block.source.bytes
+  if (block instanceof DocumentBlock) {
+    if (block.source.type === 'documentSourceBytes') return block.source.bytes
+    if (block.source.type === 'documentSourceText') return new TextEncoder().encode(block.source.text)
+  }
+  return undefined
+}
+
+function decodeStoredContent(content, contentType, reference) {
+  if (contentType.startsWith('text/')) return new TextDecoder().decode(content)
+  if (contentType === 'application/json') {
+    const text = new TextDecoder().decode(content)
+    try {
+      return JSON.parse(text)
+    } catch {
+      return text
+    }
+  }
+  if (contentType.startsWith('image/')) {
+    return new ImageBlock({ format: contentType.split('/').pop(), source: { bytes: content } })
+  }
+  if (contentType.startsWith('video/')) {
+    return new VideoBlock({ format: contentType.split('/').pop(), source: { bytes: content } })
+  }
+  if (contentType.startsWith('application/')) {
+    return new DocumentBlock({ format: contentType.split('/').pop(), name: reference, source: { bytes: content } })
+  }
+  return new TextDecoder('utf-8', { fatal: false }).decode(content)
+}
+
+/** Whether a tool is an agent used as a delegate (its result is the final answer). */
+function isDelegatingAgentTool(candidate) {
+  if (!candidate || !candidate.delegate) return false
+  const AgentAsTool = sdkAgentAsTool?.AgentAsTool
+  return AgentAsTool ? candidate instanceof AgentAsTool : candidate.constructor?.name === 'AgentAsTool'
+}
+
+function searchMessage(outcome) {
+  if (outcome.output != null) return outcome.output
+  if (outcome.error != null) return `Error: ${outcome.error}`
+  return (
+    `Error: cannot search binary content (${outcome.contentType}). ` +
+    'Omit pattern/line_range/context_lines to retrieve the full content.'
+  )
+}
+
+function searchQueryOf(input) {
+  return {
+    pattern: input.pattern,
+    lineStart: input.line_range?.start,
+    lineEnd: input.line_range?.end,
+    contextLines: input.context_lines,
+  }
+}
+
+/**
+ * Plugin that offloads oversized tool results (drop-in for the SDK's ContextOffloader).
+ *
+ * When a tool result exceeds `maxResultTokens` (counted by the agent model's
+ * `countTokens`), every content block is stored and the result is replaced with a
+ * preview of `previewTokens` tokens plus references; a `retrieve_offloaded_content`
+ * tool lets the agent grep or slice what was stored.
+ */
+export class ContextOffloader {
+  name = 'strands:context-offloader'
+  static _DEFAULT_EVICT_AFTER_CYCLES = DEFAULT_EVICT_AFTER
+  _storage
+  _sandboxableStorage
+  _maxResultTokens
+  _previewTokens
+  _includeRetrievalTool
+  _evictAfterCycles
+  _storageByAgent = new WeakMap()
+  _keyStoredAt = new Map()
+  _retrievalTool
+
+  /** @param {import('./index.d.ts').ContextOffloaderConfig} [config] */
+  constructor(config = {}) {
+    const maxResultTokens = config.maxResultTokens ?? DEFAULT_MAX_RESULT_TOKENS
+    const previewTokens = config.previewTokens ?? DEFAULT_PREVIEW_TOKENS
+    if (maxResultTokens <= 0) throw new Error('maxResultTokens must be positive')
+    if (previewTokens < 0) throw new Error('previewTokens must be non-negative')
+    if (previewTokens >= maxResultTokens) throw new Error('previewTokens must be less than maxResultTokens')
+    const evictAfterCycles =
+      config.evictAfterCycles === undefined ? ContextOffloader._DEFAULT_EVICT_AFTER_CYCLES : config.evictAfterCycles
+    if (evictAfterCycles !== null && (!Number.isInteger(evictAfterCycles) || evictAfterCycles < 1)) {
+      throw new Error('evictAfterCycles must be a positive integer')
+    }
+    if (config.storage) this._resolveAndSetStorage(config.storage)
+    this._maxResultTokens = maxResultTokens
+    this._previewTokens = previewTokens
+    this._includeRetrievalTool = config.includeRetrievalTool ?? true
+    this._evictAfterCycles = evictAfterCycles
+  }
+
+  _resolveAndSetStorage(storage) {
+    this._storage = isOffloaderStorage(storage) ? storage : resolveNamespace(storage, 'offloader')
+    this._sandboxableStorage =
+      !isOffloaderStorage(this._storage) && 'forSandbox' in this._storage ? this._storage : undefined
+  }
+
+  /** Registers the hooks on `agent` (called by the SDK). */
+  initAgent(agent) {
+    if (!this._storage) this._resolveAndSetStorage(agent.storage ?? new InMemoryStorage())
+    if (this._isLegacyMemoryStorage()) this._storage._bind(agent, this._evictAfterCycles)
+    this._storageForAgent(agent)
+    agent.addHook(AfterToolCallEvent, (event) => this._handleToolResult(event))
+    agent.addHook(BeforeModelCallEvent, () => {
+      const cycleCount = agent.metrics.cycleCount
+      if (this._isLegacyMemoryStorage()) this._storage._evict(cycleCount)
+      else if (this._evictAfterCycles !== null) this._evict(cycleCount, agent)
+    })
+  }
+
+  _isLegacyMemoryStorage() {
+    return this._storage instanceof InMemoryStorage || this._storage instanceof SdkInMemoryStorage
+  }
+
+  _evict(currentCycle, agent) {
+    const threshold = currentCycle - this._evictAfterCycles
+    const toEvict = []
+    for (const [key, storedCycle] of this._keyStoredAt) {
+      if (storedCycle < threshold) toEvict.push(key)
+    }
+    if (toEvict.length === 0) return
+    const storage = this._storageForAgent(agent)
+    for (const key of toEvict) {
+      this._keyStoredAt.delete(key)
+      storage.delete(key).catch(() => {})
+    }
+    logger.debug(`evicted=<${toEvict.length}>, threshold=<${threshold}> | evicted stale offloaded entries`)
+  }
+
+  /** The retrieval tool (unless `includeRetrievalTool` is false). */
+  getTools() {
+    if (!this._includeRetrievalTool) return []
+    if (!this._retrievalTool) this._retrievalTool = this._createRetrievalTool()
+    return [this._retrievalTool]
+  }
+
+  _perAgent() {
+    return (
+      this._sandboxableStorage !== undefined ||
+      this._storage instanceof SdkFileStorage ||
+      this._storage instanceof FileStorage
+    )
+  }
+
+  _storageForAgent(agent) {
+    if (!this._perAgent()) return this._storage
+    let storage = this._storageByAgent.get(agent)
+    if (!storage) {
+      if (this._sandboxableStorage) storage = this._sandboxableStorage.forSandbox(agent.sandbox)
+      else if (this._storage instanceof FileStorage) storage = this._storage._pluginView()
+      else storage = this._storage.forSandbox(agent.sandbox)
+      this._storageByAgent.set(agent, storage)
+    }
+    return storage
+  }
+
+  _storageForToolContext(context) {
+    if (!this._perAgent()) return this._storage
+    if (!context) throw new Error('File-based storage retrieval requires a tool execution context.')
+    return this._storageForAgent(context.agent)
+  }
+
+  _createRetrievalTool() {
+    const maxChars = this._maxResultTokens * CHARS_PER_TOKEN
+    return tool({
+      name: RETRIEVAL_TOOL_NAME,
+      description: RETRIEVAL_TOOL_DESCRIPTION,
+      inputSchema: retrievalInputSchema,
+      callback: async (input, context) => {
+        try {
+          const storage = this._storageForToolContext(context)
+          const fullRetrieval = !input.pattern && !input.line_range && input.context_lines === undefined
+          const nativeStore = storage[NATIVE]
+          if (nativeStore && !fullRetrieval) {
+            return searchMessage(await nativeStore.search(input.reference, searchQueryOf(input), maxChars))
+          }
+          const result = await retrieveContent(storage, input.reference)
+          if (fullRetrieval) return decodeStoredContent(result.content, result.contentType, input.reference)
+          const content = result.content instanceof Uint8Array ? result.content : toBytes(result.content)
+          return searchMessage(await native.searchBytes(content, result.contentType, searchQueryOf(input), maxChars))
+        } catch {
+          return `Error: reference not found: ${input.reference}`
+        }
+      },
+    })
+  }
+
+  async _storeText(storage, key, text, contentType) {
+    const nativeStore = storage[NATIVE]
+    if (nativeStore) {
+      const outcome = await nativeStore.storeText(key, await toNativeText(text), contentType, storage[PLUGIN_VIEW])
+      return { ref: outcome.reference, byteLength: outcome.byteLength }
+    }
+    const bytes = new TextEncoder().encode(text)
+    return { ref: await storeContent(storage, key, bytes, contentType), byteLength: bytes.length }
+  }
+
+  async _storeBlock(storage, block, key, jsonText) {
+    if (block instanceof TextBlock && block.text) {
+      const { ref } = await this._storeText(storage, key, block.text, 'text/plain')
+      return { ref, contentType: 'text/plain', description: `text, ${block.text.length.toLocaleString()} chars` }
+    }
+    if (block instanceof JsonBlock) {
+      const { ref, byteLength } = await this._storeText(storage, key, jsonText, 'application/json')
+      return { ref, contentType: 'application/json', description: `json, ${byteLength.toLocaleString()} bytes` }
+    }
+    if (block instanceof ImageBlock || block instanceof VideoBlock || block instanceof DocumentBlock) {
+      const bytes = getBytes(block)
+      const contentType =
+        block instanceof ImageBlock
+          ? `image/${block.format}`
+          : block instanceof VideoBlock
+            ? `video/${block.format}`
+            : `application/${block.format}`
+      const label = block instanceof DocumentBlock ? block.name : contentType
+      if (bytes) {
+        const ref = await storeContent(storage, key, bytes, contentType)
+        return { ref, contentType, description: `${label}, ${bytes.length.toLocaleString()} bytes` }
+      }
+      return { ref: '', contentType, description: `${label}, 0 bytes` }
+    }
+    logger.warn('unsupported content block type encountered during offloading, skipping')
+    return { ref: '', contentType: 'unknown', description: 'unknown block type' }
+  }
+
+  _buildPreviewText(content, references, tokenCount, preview) {
+    const refLines = references
+      .filter((r) => r.ref)
+      .map((r) => `  ${r.ref} (${r.description})`)
+      .join('\n')
+    let guidance =
+      'Tool result was offloaded to external storage due to size.\n' +
+      'Use the preview below if it answers your question.\n'
+    if (this._includeRetrievalTool) {
+      guidance +=
+        'If you need more detail, use retrieve_offloaded_content with a reference and:\n' +
+        '  - pattern: regex or keyword to find matching lines with context\n' +
+        '  - line_range: { start, end } to read a specific span of lines\n' +
+        'Retrieve full content (omit pattern/line_range) as a last resort.'
+    } else {
+      guidance += 'If you need more detail, use your available tools to access specific data.'
+    }
+    return (
+      `[Offloaded: ${content.length} blocks, ~${tokenCount.toLocaleString()} tokens]\n` +
+      `${guidance}\n\n` +
+      `${preview}\n\n` +
+      `[Stored references:]\n${refLines}`
+    )
+  }
+
+  async _handleToolResult(event) {
+    if (event.result.status === 'error') return
+    // A delegated agent's result is its final answer: never replace it with a preview.
+    if (isDelegatingAgentTool(event.tool)) return
+    // The retrieval tool's own results are never offloaded (no circular offloading).
+    if (this._includeRetrievalTool && event.toolUse.name === RETRIEVAL_TOOL_NAME) return
+    const content = event.result.content
+    const toolUseId = event.result.toolUseId
+    const tokenCount = await event.agent.model.countTokens([new Message({ role: 'user', content: [event.result] })])
+    if (tokenCount <= this._maxResultTokens) return
+
+    const textParts = []
+    const jsonTexts = new Map()
+    content.forEach((block, i) => {
+      if (block instanceof TextBlock && block.text) textParts.push(block.text)
+      else if (block instanceof JsonBlock) {
+        const json = JSON.stringify(block.json, null, 2) ?? ''
+        jsonTexts.set(i, json)
+        textParts.push(json)
+      }
+    })
+    const preview = textParts.length > 0 ? previewOf(textParts, this._previewTokens) : ''
+
+    let references
+    try {
+      const storage = this._storageForAgent(event.agent)
+      references = await Promise.all(
+        content.map((block, i) => this._storeBlock(storage, block, `${toolUseId}_${i}`, jsonTexts.get(i))),
+      )
+      if (!isOffloaderStorage(storage)) {
+        const storedAt = event.agent.metrics.cycleCount
+        for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.ref, storedAt)
+      }
+    } catch (err) {
+      logger.warn(`tool_use_id=<${toolUseId}> | failed to offload tool result, keeping original`, err)
+      return
+    }
+    logger.debug(
+      `tool_use_id=<${toolUseId}>, blocks=<${references.length}>, tokens=<${tokenCount}> | tool result offloaded`,
+    )
+
+    const newContent = [new TextBlock(this._buildPreviewText(content, references, tokenCount, preview))]
+    for (let i = 0; i < content.length; i++) {
+      const block = content[i]
+      const ref = references[i]?.ref ?? ''
+      if (block instanceof TextBlock || block instanceof JsonBlock) continue
+      const bytes = getBytes(block)
+      const size = bytes ? bytes.length : 0
+      let label
+      if (block instanceof ImageBlock) label = `image: ${block.format}`
+      else if (block instanceof VideoBlock) label = `video: ${block.format}`
+      else if (block instanceof DocumentBlock) label = `document: ${block.format}, ${block.name}`
+      if (label) newContent.push(new TextBlock(`[${label}, ${size} bytes${ref ? ` | ref: ${ref}` : ''}]`))
+    }
+    event.result = new ToolResultBlock({ toolUseId: event.result.toolUseId, status: event.result.status, content: newContent })
+  }
+}

@@ -1,0 +1,271 @@
+//! `NativeStore`: one JavaScript-facing class over the core's storage backends.
+//!
+//! Every operation that touches content (encoding, copying, file I/O, search) runs
+//! as an `AsyncTask` on the libuv worker pool, so the event loop only pays for
+//! converting small arguments.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, ReferenceStyle};
+
+use crate::error::to_js_error;
+use crate::search::{run_query, SearchOutcome, SearchQuery};
+use crate::text::{NativeText, PendingText};
+
+/// The backend a [`NativeStore`] wraps.
+#[derive(Clone)]
+enum Backend {
+  Memory(Arc<MemoryStore>),
+  File(Arc<FileStore>),
+}
+
+impl Backend {
+  fn store(&self, key: &str, content: Bytes, content_type: &str, style: ReferenceStyle) -> Result<String> {
+    match self {
+      Backend::Memory(m) => m.store(key, content, content_type),
+      Backend::File(f) => f.store_with_style(key, content, content_type, style),
+    }
+    .map_err(to_js_error)
+  }
+
+  fn retrieve(&self, reference: &str) -> Result<Blob> {
+    match self {
+      Backend::Memory(m) => m.retrieve(reference),
+      Backend::File(f) => f.retrieve(reference),
+    }
+    .map_err(to_js_error)
+  }
+
+  fn memory(&self) -> Result<&MemoryStore> {
+    match self {
+      Backend::Memory(m) => Ok(m),
+      Backend::File(_) => Err(Error::new(Status::InvalidArg, "operation is only available on in-memory storage")),
+    }
+  }
+}
+
+/// Converts an optional JavaScript cycle count (`null` = never) to the core's form.
+fn cycles(value: Option<f64>) -> Result<Option<u64>> {
+  match value {
+    None => Ok(None),
+    Some(v) if v.is_finite() && v >= 1.0 && v.fract() == 0.0 => Ok(Some(v as u64)),
+    Some(v) => Err(Error::new(Status::InvalidArg, format!("evictAfter must be a positive integer or null, got {v}"))),
+  }
+}
+
+/// A storage backend living in native memory or on disk.
+#[napi]
+pub struct NativeStore {
+  backend: Backend,
+}
+
+/// What a store resolves with.
+#[napi(object)]
+pub struct StoreOutcome {
+  /// The reference to hand back to the model.
+  pub reference: String,
+  /// Number of bytes stored (UTF-8 bytes for text).
+  pub byte_length: f64,
+}
+
+/// What a retrieve resolves with.
+#[napi(object)]
+pub struct RetrieveOutcome {
+  /// The stored bytes (a copy the caller owns).
+  pub content: Buffer,
+  /// The content type recorded at store time.
+  pub content_type: String,
+}
+
+/// Content handed to a store task.
+enum Payload {
+  Text(PendingText),
+  Bytes(Uint8Array),
+}
+
+/// Stores one block on a worker thread.
+pub struct StoreTask {
+  backend: Backend,
+  key: String,
+  payload: Option<Payload>,
+  content_type: String,
+  style: ReferenceStyle,
+}
+
+impl Task for StoreTask {
+  type Output = StoreOutcome;
+  type JsValue = StoreOutcome;
+
+  fn compute(&mut self) -> Result<StoreOutcome> {
+    let bytes = match self.payload.take() {
+      Some(Payload::Text(text)) => Bytes::from(text.into_utf8()),
+      Some(Payload::Bytes(array)) => Bytes::copy_from_slice(&array),
+      None => return Err(Error::new(Status::GenericFailure, "store task ran twice")),
+    };
+    let byte_length = bytes.len() as f64;
+    let reference = self.backend.store(&self.key, bytes, &self.content_type, self.style)?;
+    Ok(StoreOutcome { reference, byte_length })
+  }
+
+  fn resolve(&mut self, _env: Env, output: StoreOutcome) -> Result<StoreOutcome> {
+    Ok(output)
+  }
+}
+
+/// Reads one block on a worker thread.
+pub struct RetrieveTask {
+  backend: Backend,
+  reference: String,
+}
+
+impl Task for RetrieveTask {
+  type Output = (Vec<u8>, String);
+  type JsValue = RetrieveOutcome;
+
+  fn compute(&mut self) -> Result<(Vec<u8>, String)> {
+    let blob = self.backend.retrieve(&self.reference)?;
+    Ok((Vec::from(blob.content), blob.content_type))
+  }
+
+  fn resolve(&mut self, _env: Env, (content, content_type): (Vec<u8>, String)) -> Result<RetrieveOutcome> {
+    Ok(RetrieveOutcome { content: content.into(), content_type })
+  }
+}
+
+/// Reads one block and searches it on a worker thread; nothing large crosses into JavaScript.
+pub struct StoredSearchTask {
+  backend: Backend,
+  reference: String,
+  query: SearchQuery,
+  max_chars: u32,
+}
+
+impl Task for StoredSearchTask {
+  type Output = SearchOutcome;
+  type JsValue = SearchOutcome;
+
+  fn compute(&mut self) -> Result<SearchOutcome> {
+    let blob = self.backend.retrieve(&self.reference)?;
+    Ok(run_query(&blob.content, blob.content_type, &self.query, self.max_chars))
+  }
+
+  fn resolve(&mut self, _env: Env, output: SearchOutcome) -> Result<SearchOutcome> {
+    Ok(output)
+  }
+}
+
+fn style(concatenated: Option<bool>) -> ReferenceStyle {
+  if concatenated.unwrap_or(false) {
+    ReferenceStyle::Concatenated
+  } else {
+    ReferenceStyle::Joined
+  }
+}
+
+#[napi]
+impl NativeStore {
+  /// An in-memory store; `evictAfter` is the number of idle agent cycles before an
+  /// entry is dropped (`null` disables eviction).
+  #[napi(factory)]
+  pub fn memory(evict_after: Option<f64>) -> Result<Self> {
+    let store = MemoryStore::new(cycles(evict_after)?).map_err(to_js_error)?;
+    Ok(Self { backend: Backend::Memory(Arc::new(store)) })
+  }
+
+  /// A store writing one file per block into `dir` (created on first use).
+  #[napi(factory)]
+  pub fn file(dir: String, durable: Option<bool>) -> Self {
+    let store = FileStore::new(&dir).with_durable(durable.unwrap_or(false));
+    Self { backend: Backend::File(Arc::new(store)) }
+  }
+
+  /// Stores text assembled in a [`NativeText`] (the text is moved out of it).
+  /// `concatenated` selects the `<dir>/<name>` reference form the plugin uses for files.
+  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  pub fn store_text(
+    &self,
+    key: String,
+    text: &mut NativeText,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> AsyncTask<StoreTask> {
+    AsyncTask::new(StoreTask {
+      backend: self.backend.clone(),
+      key,
+      payload: Some(Payload::Text(text.take())),
+      content_type,
+      style: style(concatenated),
+    })
+  }
+
+  /// Stores raw bytes (copied on the worker thread).
+  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  pub fn store_bytes(
+    &self,
+    key: String,
+    content: Uint8Array,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> AsyncTask<StoreTask> {
+    AsyncTask::new(StoreTask {
+      backend: self.backend.clone(),
+      key,
+      payload: Some(Payload::Bytes(content)),
+      content_type,
+      style: style(concatenated),
+    })
+  }
+
+  /// Reads a block back; rejects with `Reference not found: <ref>` when it is unknown.
+  #[napi(ts_return_type = "Promise<RetrieveOutcome>")]
+  pub fn retrieve(&self, reference: String) -> AsyncTask<RetrieveTask> {
+    AsyncTask::new(RetrieveTask { backend: self.backend.clone(), reference })
+  }
+
+  /// Searches a stored block without copying it into JavaScript.
+  #[napi(ts_return_type = "Promise<SearchOutcome>")]
+  pub fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> AsyncTask<StoredSearchTask> {
+    AsyncTask::new(StoredSearchTask { backend: self.backend.clone(), reference, query, max_chars })
+  }
+
+  /// In-memory only: advances the agent cycle and evicts idle entries; returns how many.
+  #[napi]
+  pub fn evict(&self, cycle: f64) -> Result<u32> {
+    let cycle = if cycle.is_finite() && cycle > 0.0 { cycle as u64 } else { 0 };
+    Ok(self.backend.memory()?.evict(cycle) as u32)
+  }
+
+  /// In-memory only: changes the eviction window (`null` disables eviction).
+  #[napi]
+  pub fn set_evict_after(&self, evict_after: Option<f64>) -> Result<()> {
+    self.backend.memory()?.set_evict_after(cycles(evict_after)?).map_err(to_js_error)
+  }
+
+  /// In-memory only: drops every entry.
+  #[napi]
+  pub fn clear(&self) -> Result<()> {
+    self.backend.memory()?.clear();
+    Ok(())
+  }
+
+  /// In-memory only: drops one entry; returns whether it existed.
+  #[napi]
+  pub fn delete(&self, reference: String) -> Result<bool> {
+    Ok(self.backend.memory()?.delete(&reference))
+  }
+
+  /// In-memory only: number of entries held.
+  #[napi(getter)]
+  pub fn size(&self) -> Result<u32> {
+    Ok(self.backend.memory()?.len() as u32)
+  }
+
+  /// In-memory only: total bytes of content held.
+  #[napi(getter)]
+  pub fn byte_length(&self) -> Result<f64> {
+    Ok(self.backend.memory()?.total_bytes() as f64)
+  }
+}
