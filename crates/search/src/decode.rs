@@ -25,7 +25,10 @@ mod tests {
             (&[0xe0, 0x80, 0x80], "\u{fffd}\u{fffd}\u{fffd}"),
             (&[0xed, 0xa0, 0x80], "\u{fffd}\u{fffd}\u{fffd}"),
             (&[0xf0, 0x9f, 0x98], "\u{fffd}"),
-            (&[0xf4, 0x90, 0x80, 0x80], "\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
+            (
+                &[0xf4, 0x90, 0x80, 0x80],
+                "\u{fffd}\u{fffd}\u{fffd}\u{fffd}",
+            ),
             (&[0xe2, 0x82, 0x41], "\u{fffd}A"),
             (&[0xff, 0x61], "\u{fffd}a"),
             (&[0xf0, 0x9f, 0x98, 0x80], "😀"),

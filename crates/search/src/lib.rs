@@ -34,7 +34,7 @@
 //!   `(?<=ab)` or `(?<=a|bc)`); variable-length lookbehind such as
 //!   `(?<=a+)` is reported as [`SearchError::UnsupportedLookbehind`].
 //! * **Resource limits.** Patterns whose compiled form exceeds the size
-//!   limits (for example `x{100000}` or `(?:a{1000}){1000}`) are reported as
+//!   limits (for example `(?:\w{1000}){1000}`) are reported as
 //!   [`SearchError::PatternTooLarge`]; look-around/back-reference patterns
 //!   that backtrack more than [`matcher::BACKTRACK_LIMIT`] steps on one line,
 //!   or run longer than [`matcher::BACKTRACK_TIME_BUDGET`] in total, are

@@ -48,7 +48,9 @@ impl<'t> LineIndex<'t> {
     /// The line containing byte `offset` (offsets at a `'\n'` belong to the
     /// line it ends).
     pub fn line_of(&self, offset: usize) -> usize {
-        self.starts.partition_point(|&s| s <= offset).saturating_sub(1)
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
     }
 }
 

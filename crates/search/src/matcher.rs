@@ -23,7 +23,7 @@ pub const DFA_SIZE_LIMIT: usize = 16 << 20;
 /// patterns.
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
 /// Total time allowed for a backtracking search over all lines.
-pub const BACKTRACK_TIME_BUDGET: Duration = Duration::from_secs(10);
+pub const BACKTRACK_TIME_BUDGET: Duration = Duration::from_secs(20);
 
 /// A compiled line matcher.
 #[derive(Debug)]
@@ -34,8 +34,14 @@ pub enum Matcher {
     Literal(memmem::Finder<'static>),
     /// Linear-time regular expression.
     Linear(regex::Regex),
-    /// Backtracking regular expression.
-    Backtracking(fancy_regex::Regex),
+    /// Backtracking regular expression, with an optional linear-time
+    /// prefilter matching a superset of its lines.
+    Backtracking {
+        /// The exact matcher.
+        exact: fancy_regex::Regex,
+        /// Candidate-line finder.
+        prefilter: Option<regex::Regex>,
+    },
 }
 
 impl Matcher {
@@ -49,28 +55,24 @@ impl Matcher {
             Plan::Regex {
                 source,
                 backtracking: false,
-            } => regex::RegexBuilder::new(source)
-                .multi_line(true)
-                .size_limit(REGEX_SIZE_LIMIT)
-                .dfa_size_limit(DFA_SIZE_LIMIT)
-                .build()
-                .map(Matcher::Linear)
-                .map_err(|e| match e {
-                    regex::Error::CompiledTooBig(limit) => SearchError::PatternTooLarge {
-                        limit_bytes: limit,
-                    },
-                    other => SearchError::Compile(one_line(&other.to_string())),
-                }),
+                ..
+            } => build_linear(source).map(Matcher::Linear),
             Plan::Regex {
                 source,
                 backtracking: true,
-            } => fancy_regex::RegexBuilder::new(source)
-                .backtrack_limit(BACKTRACK_LIMIT)
-                .delegate_size_limit(REGEX_SIZE_LIMIT)
-                .delegate_dfa_size_limit(DFA_SIZE_LIMIT)
-                .build()
-                .map(Matcher::Backtracking)
-                .map_err(map_fancy_error),
+                prefilter,
+            } => {
+                let exact = fancy_regex::RegexBuilder::new(source)
+                    .backtrack_limit(BACKTRACK_LIMIT)
+                    .delegate_size_limit(REGEX_SIZE_LIMIT)
+                    .delegate_dfa_size_limit(DFA_SIZE_LIMIT)
+                    .build()
+                    .map_err(map_fancy_error)?;
+                // The prefilter is an optimisation only: if it cannot be
+                // built, every line is a candidate.
+                let prefilter = prefilter.as_deref().and_then(|p| build_linear(p).ok());
+                Ok(Matcher::Backtracking { exact, prefilter })
+            }
         }
     }
 
@@ -107,36 +109,31 @@ impl Matcher {
                 Ok(())
             }
             Matcher::Linear(re) => {
-                let hay = &text[..hay_end];
-                let mut pos = lines.start(first);
-                while pos <= hay.len() {
-                    let Some(end) = re.shortest_match_at(hay, pos) else {
-                        break;
-                    };
-                    let line = lines.line_of(end);
-                    out.push(line);
-                    if line >= last {
-                        break;
-                    }
-                    pos = lines.start(line + 1);
-                }
+                linear_lines(re, lines, first, last, out);
                 Ok(())
             }
-            Matcher::Backtracking(re) => {
+            Matcher::Backtracking { exact, prefilter } => {
+                // (line, offset in the line where a match may start)
+                let candidates: Vec<(usize, usize)> = match prefilter {
+                    Some(pre) => candidate_starts(pre, lines, first, last),
+                    None => (first..=last).map(|i| (i, 0)).collect(),
+                };
                 let started = Instant::now();
-                for i in first..=last {
-                    match re.is_match(lines.line(i)) {
-                        Ok(true) => out.push(i),
-                        Ok(false) => {}
+                for (n, &(i, from)) in candidates.iter().enumerate() {
+                    match exact.find_from_pos(lines.line(i), from) {
+                        Ok(Some(_)) => out.push(i),
+                        Ok(None) => {}
                         Err(fancy_regex::Error::RuntimeError(_)) => {
                             return Err(SearchError::TooMuchBacktracking {
                                 limit: BACKTRACK_LIMIT,
                                 line: i as u64 + 1,
                             })
                         }
-                        Err(other) => return Err(SearchError::Compile(one_line(&other.to_string()))),
+                        Err(other) => {
+                            return Err(SearchError::Compile(one_line(&other.to_string())))
+                        }
                     }
-                    if i % 64 == 0 && started.elapsed() > BACKTRACK_TIME_BUDGET {
+                    if n % 64 == 63 && started.elapsed() > BACKTRACK_TIME_BUDGET {
                         return Err(SearchError::TimeBudgetExceeded {
                             seconds: BACKTRACK_TIME_BUDGET.as_secs(),
                         });
@@ -146,6 +143,70 @@ impl Matcher {
             }
         }
     }
+}
+
+/// Lines in `first..=last` where the linear regex `re` matches: one search
+/// over the whole scope, resuming at the next line after each match.
+fn linear_lines(
+    re: &regex::Regex,
+    lines: &LineIndex<'_>,
+    first: usize,
+    last: usize,
+    out: &mut Vec<usize>,
+) {
+    let hay = &lines.text()[..lines.end(last)];
+    let mut pos = lines.start(first);
+    while pos <= hay.len() {
+        let Some(end) = re.shortest_match_at(hay, pos) else {
+            break;
+        };
+        let line = lines.line_of(end);
+        out.push(line);
+        if line >= last {
+            break;
+        }
+        pos = lines.start(line + 1);
+    }
+}
+
+/// Like [`linear_lines`], but also reports where in each line the leftmost
+/// match starts. A pattern whose relaxation is `re` cannot match that line
+/// any earlier, so the exact search may begin there.
+fn candidate_starts(
+    re: &regex::Regex,
+    lines: &LineIndex<'_>,
+    first: usize,
+    last: usize,
+) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let hay = &lines.text()[..lines.end(last)];
+    let mut pos = lines.start(first);
+    while pos <= hay.len() {
+        let Some(m) = re.find_at(hay, pos) else {
+            break;
+        };
+        let line = lines.line_of(m.start());
+        out.push((line, m.start() - lines.start(line)));
+        if line >= last {
+            break;
+        }
+        pos = lines.start(line + 1);
+    }
+    out
+}
+
+fn build_linear(source: &str) -> Result<regex::Regex, SearchError> {
+    regex::RegexBuilder::new(source)
+        .multi_line(true)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(DFA_SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => {
+                SearchError::PatternTooLarge { limit_bytes: limit }
+            }
+            other => SearchError::Compile(one_line(&other.to_string())),
+        })
 }
 
 fn map_fancy_error(e: fancy_regex::Error) -> SearchError {

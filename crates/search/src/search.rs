@@ -107,7 +107,15 @@ pub fn search_content(
                 Some(r) => format!(" in lines {}-{}", r.start, last + 1),
                 None => String::new(),
             };
-            search_by_pattern(&lines, p, first, last, context_lines, max_chars, &scope_label)
+            search_by_pattern(
+                &lines,
+                p,
+                first,
+                last,
+                context_lines,
+                max_chars,
+                &scope_label,
+            )
         }
         _ => {
             let header = format!("[Lines {}-{} of {total}]", first + 1, last + 1);
@@ -137,7 +145,13 @@ fn search_by_pattern(
     }
     let safe: String = pattern
         .chars()
-        .map(|c| if matches!(c, '\n' | '\r' | '/' | ']') { ' ' } else { c })
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '/' | ']') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     let safe = utf16::prefix(&safe, 50);
     let n = matches.len();

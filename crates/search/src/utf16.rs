@@ -91,7 +91,7 @@ impl BoundedWriter {
             return;
         }
         // Units still wanted so that index `max_units` is included.
-        let wanted = self.max_units + 1 - self.units;
+        let wanted = self.max_units.saturating_add(1) - self.units;
         if s.len() <= wanted {
             self.buf.push_str(s);
             self.units += len(s);

@@ -127,7 +127,9 @@ impl Node {
     /// Whether the node contains a capturing group.
     pub fn has_capture(&self) -> bool {
         match self {
-            Node::Group { capture: Some(_), .. } => true,
+            Node::Group {
+                capture: Some(_), ..
+            } => true,
             Node::Group { node, .. } | Node::Repeat { node, .. } | Node::Look { node, .. } => {
                 node.has_capture()
             }

@@ -66,7 +66,7 @@ impl CodePointSet {
             self.add(SURR_HI + 1, b);
             return;
         }
-        if a >= SURR_LO && a <= SURR_HI {
+        if (SURR_LO..=SURR_HI).contains(&a) {
             if b > SURR_HI {
                 self.add(SURR_HI + 1, b);
             }

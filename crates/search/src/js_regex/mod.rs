@@ -24,6 +24,9 @@ pub enum Plan {
         /// Whether it needs the backtracking engine (look-around or
         /// back-references).
         backtracking: bool,
+        /// For backtracking patterns: a linear-engine pattern matching a
+        /// superset of the lines, used to skip lines cheaply.
+        prefilter: Option<String>,
     },
 }
 
@@ -75,9 +78,12 @@ pub fn plan(pattern: &str) -> Plan {
             } else {
                 translate::Flavor::Linear
             };
+            let prefilter = backtracking
+                .then(|| translate::translate(&translate::relax(&node), translate::Flavor::Linear));
             Plan::Regex {
                 source: translate::translate(&node, flavor),
                 backtracking,
+                prefilter,
             }
         }
         Err(_) => Plan::Literal(truncated.to_owned()),

@@ -31,6 +31,7 @@ pub fn parse(pattern: &[u16]) -> Result<Node, SyntaxError> {
         next_capture: 1,
         names: Vec::new(),
         named_refs: Vec::new(),
+        closed: Vec::new(),
     };
     let node = p.disjunction(0)?;
     if p.pos < p.src.len() {
@@ -38,9 +39,12 @@ pub fn parse(pattern: &[u16]) -> Result<Node, SyntaxError> {
         return Err(p.err("unmatched ')'"));
     }
     let mut targets = Vec::with_capacity(p.named_refs.len());
-    for (name, pos) in &p.named_refs {
+    for (name, pos, closed) in &p.named_refs {
         match p.names.iter().find(|(n, _)| n == name) {
-            Some((_, index)) => targets.push(*index),
+            // A reference to a group that is not closed yet at that point
+            // (forward or self reference) always matches empty.
+            Some((_, index)) if closed.contains(index) => targets.push(*index),
+            Some(_) => targets.push(0),
             None => {
                 return Err(SyntaxError {
                     pos: *pos,
@@ -97,7 +101,10 @@ fn resolve_named_refs(node: Node, targets: &[u32]) -> Node {
     match node {
         Node::Backref(n) if n > NAMED_REF_BASE - MAX_NAMED_REFS => {
             let k = (NAMED_REF_BASE - n) as usize;
-            Node::Backref(targets.get(k).copied().unwrap_or(n))
+            match targets.get(k).copied() {
+                Some(0) | None => Node::Empty,
+                Some(t) => Node::Backref(t),
+            }
         }
         Node::Group { capture, node } => Node::Group {
             capture,
@@ -136,7 +143,10 @@ struct Parser<'a> {
     named_mode: bool,
     next_capture: u32,
     names: Vec<(Vec<u16>, u32)>,
-    named_refs: Vec<(Vec<u16>, usize)>,
+    /// Named references: name, position, groups closed at that point.
+    named_refs: Vec<(Vec<u16>, usize, Vec<u32>)>,
+    /// Capture groups whose closing parenthesis has been parsed.
+    closed: Vec<u32>,
 }
 
 fn is_digit(u: u16) -> bool {
@@ -148,7 +158,8 @@ fn is_octal(u: u16) -> bool {
 }
 
 fn is_ascii_letter(u: u16) -> bool {
-    (u16::from(b'a')..=u16::from(b'z')).contains(&u) || (u16::from(b'A')..=u16::from(b'Z')).contains(&u)
+    (u16::from(b'a')..=u16::from(b'z')).contains(&u)
+        || (u16::from(b'A')..=u16::from(b'Z')).contains(&u)
 }
 
 fn hex_value(u: u16) -> Option<u16> {
@@ -226,7 +237,9 @@ impl Parser<'_> {
             x if x == u(b'^') => Some(Assertion::Start),
             x if x == u(b'$') => Some(Assertion::End),
             x if x == u(b'\\') && self.peek_at(1) == Some(u(b'b')) => Some(Assertion::WordBoundary),
-            x if x == u(b'\\') && self.peek_at(1) == Some(u(b'B')) => Some(Assertion::NotWordBoundary),
+            x if x == u(b'\\') && self.peek_at(1) == Some(u(b'B')) => {
+                Some(Assertion::NotWordBoundary)
+            }
             _ => None,
         };
         if let Some(a) = assertion {
@@ -360,6 +373,7 @@ impl Parser<'_> {
             let index = self.next_capture;
             self.next_capture = self.next_capture.saturating_add(1);
             let body = self.group_body(depth)?;
+            self.closed.push(index);
             return Ok((
                 Node::Group {
                     capture: Some(index),
@@ -417,6 +431,7 @@ impl Parser<'_> {
                 self.next_capture = self.next_capture.saturating_add(1);
                 self.names.push((name, index));
                 let body = self.group_body(depth)?;
+                self.closed.push(index);
                 Ok((
                     Node::Group {
                         capture: Some(index),
@@ -612,7 +627,13 @@ impl Parser<'_> {
             }
             if !overflow && v <= u64::from(self.capture_count) {
                 self.pos = i;
-                return Ok(Node::Backref(u32::try_from(v).unwrap_or(u32::MAX)));
+                let index = u32::try_from(v).unwrap_or(u32::MAX);
+                // A reference to a group that is not closed yet (forward or
+                // self reference) always matches empty in JavaScript.
+                if !self.closed.contains(&index) {
+                    return Ok(Node::Empty);
+                }
+                return Ok(Node::Backref(index));
             }
             self.pos = digits_start;
             if c == u(b'8') || c == u(b'9') {
@@ -640,7 +661,7 @@ impl Parser<'_> {
                 return Err(self.err("invalid named reference"));
             }
             let name = self.group_name()?;
-            self.named_refs.push((name.clone(), at));
+            self.named_refs.push((name, at, self.closed.clone()));
             let idx = u32::try_from(self.named_refs.len() - 1).unwrap_or(u32::MAX);
             return Ok(Node::Backref(NAMED_REF_BASE - idx));
         }

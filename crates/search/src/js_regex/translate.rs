@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::ast::{Assertion, Node};
+use super::ast::{Assertion, ClassItem, ClassSpec, Node};
 use super::class::{class_set, combine_pair, dot_set, CodePointSet};
 
 /// Which engine the emitted syntax is for.
@@ -28,6 +28,43 @@ pub fn translate(node: &Node, flavor: Flavor) -> String {
     let mut out = String::new();
     emit(node, flavor, &mut out);
     out
+}
+
+/// A look-around-free approximation of `node` that matches every line the
+/// original matches (and possibly more): look-arounds are dropped and
+/// back-references match any run of characters. Used as a linear-time
+/// prefilter for backtracking patterns.
+pub fn relax(node: &Node) -> Node {
+    match node {
+        Node::Look { .. } => Node::Empty,
+        Node::Backref(_) => Node::Repeat {
+            node: Box::new(Node::Class(ClassSpec {
+                negated: true,
+                items: vec![ClassItem::Unit(0x0A)],
+            })),
+            min: 0,
+            max: None,
+            greedy: true,
+        },
+        Node::Group { capture, node } => Node::Group {
+            capture: *capture,
+            node: Box::new(relax(node)),
+        },
+        Node::Repeat {
+            node,
+            min,
+            max,
+            greedy,
+        } => Node::Repeat {
+            node: Box::new(relax(node)),
+            min: *min,
+            max: *max,
+            greedy: *greedy,
+        },
+        Node::Concat(v) => Node::Concat(v.iter().map(relax).collect()),
+        Node::Alt(v) => Node::Alt(v.iter().map(relax).collect()),
+        other => other.clone(),
+    }
 }
 
 fn is_high(u: u16) -> bool {
@@ -164,16 +201,10 @@ fn emit_assertion(a: Assertion, flavor: Flavor, out: &mut String) {
         (Assertion::WordBoundary, Flavor::Linear) => out.push_str(r"(?-u:\b)"),
         (Assertion::NotWordBoundary, Flavor::Linear) => out.push_str(r"(?-u:\B)"),
         (Assertion::WordBoundary, Flavor::Backtracking) => {
-            let _ = write!(
-                out,
-                "(?:(?<={WORD})(?!{WORD})|(?<!{WORD})(?={WORD}))"
-            );
+            let _ = write!(out, "(?:(?<={WORD})(?!{WORD})|(?<!{WORD})(?={WORD}))");
         }
         (Assertion::NotWordBoundary, Flavor::Backtracking) => {
-            let _ = write!(
-                out,
-                "(?:(?<={WORD})(?={WORD})|(?<!{WORD})(?!{WORD}))"
-            );
+            let _ = write!(out, "(?:(?<={WORD})(?={WORD})|(?<!{WORD})(?!{WORD}))");
         }
     }
 }
