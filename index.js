@@ -17,6 +17,7 @@ import {
   FileStorage as SdkFileStorage,
   InMemoryStorage as SdkInMemoryStorage,
 } from '@strands-agents/sdk/vended-plugins/context-offloader'
+import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { z } from 'zod'
 
 const native = await loadNative()
@@ -244,7 +245,7 @@ export class FileStorage extends NativeBackedStorage {
  * `lastAccess < cycle - n`; for integer cycles that equals `lastAccess < cycle - floor(n)`.
  */
 function nativeCycles(n) {
-  return n === null ? null : Math.floor(n)
+  return n === null || !Number.isFinite(n) ? null : Math.floor(n)
 }
 
 function isOffloaderStorage(storage) {
@@ -469,7 +470,9 @@ export class ContextOffloader {
 
   /** Registers the hooks on `agent` (called by the SDK). */
   initAgent(agent) {
-    if (!this._storage) this._resolveAndSetStorage(agent.storage ?? new InMemoryStorage())
+    // Without a storage the SDK uses the agent's, else its unified in-memory storage
+    // (references are then the bare keys); ours does the same for identical output.
+    if (!this._storage) this._resolveAndSetStorage(agent.storage ?? new SdkUnifiedInMemoryStorage())
     if (this._isLegacyMemoryStorage()) this._storage._bind(agent, this._evictAfterCycles)
     this._storageForAgent(agent)
     agent.addHook(AfterToolCallEvent, (event) => this._handleToolResult(event))
@@ -557,23 +560,37 @@ export class ContextOffloader {
     })
   }
 
-  async _storeText(storage, key, text, contentType) {
-    const nativeStore = storage[NATIVE]
-    if (nativeStore) {
-      const outcome = await nativeStore.storeText(key, await toNativeText(text), contentType, storage[PLUGIN_VIEW])
+  /**
+   * Stores a text block. With a native storage the text was already handed over
+   * (`nativeText`), so the store is requested synchronously: blocks are numbered in
+   * their order in the result, as the SDK numbers them.
+   */
+  async _storeText(storage, key, text, contentType, nativeText) {
+    if (nativeText) {
+      const outcome = await storage[NATIVE].storeText(key, nativeText, contentType, storage[PLUGIN_VIEW])
       return { ref: outcome.reference, byteLength: outcome.byteLength }
     }
     const bytes = new TextEncoder().encode(text)
     return { ref: await storeContent(storage, key, bytes, contentType), byteLength: bytes.length }
   }
 
-  async _storeBlock(storage, block, key, jsonText) {
+  /** Hands every text and JSON block of `content` to native memory, in order. */
+  async _transferTexts(content, jsonTexts) {
+    const nativeTexts = new Map()
+    for (const [i, block] of content.entries()) {
+      if (block instanceof TextBlock && block.text) nativeTexts.set(i, await toNativeText(block.text))
+      else if (block instanceof JsonBlock) nativeTexts.set(i, await toNativeText(jsonTexts.get(i)))
+    }
+    return nativeTexts
+  }
+
+  async _storeBlock(storage, block, key, jsonText, nativeText) {
     if (block instanceof TextBlock && block.text) {
-      const { ref } = await this._storeText(storage, key, block.text, 'text/plain')
+      const { ref } = await this._storeText(storage, key, block.text, 'text/plain', nativeText)
       return { ref, contentType: 'text/plain', description: `text, ${block.text.length.toLocaleString()} chars` }
     }
     if (block instanceof JsonBlock) {
-      const { ref, byteLength } = await this._storeText(storage, key, jsonText, 'application/json')
+      const { ref, byteLength } = await this._storeText(storage, key, jsonText, 'application/json', nativeText)
       return { ref, contentType: 'application/json', description: `json, ${byteLength.toLocaleString()} bytes` }
     }
     if (block instanceof ImageBlock || block instanceof VideoBlock || block instanceof DocumentBlock) {
@@ -646,8 +663,11 @@ export class ContextOffloader {
     let references
     try {
       const storage = this._storageForAgent(event.agent)
+      const nativeTexts = storage[NATIVE] ? await this._transferTexts(content, jsonTexts) : new Map()
       references = await Promise.all(
-        content.map((block, i) => this._storeBlock(storage, block, `${toolUseId}_${i}`, jsonTexts.get(i))),
+        content.map((block, i) =>
+          this._storeBlock(storage, block, `${toolUseId}_${i}`, jsonTexts.get(i), nativeTexts.get(i)),
+        ),
       )
       if (!isOffloaderStorage(storage)) {
         const storedAt = event.agent.metrics.cycleCount

@@ -23,10 +23,17 @@ enum Backend {
 }
 
 impl Backend {
-  fn store(&self, key: &str, content: Bytes, content_type: &str, style: ReferenceStyle) -> Result<String> {
+  fn next_sequence(&self) -> u64 {
     match self {
-      Backend::Memory(m) => m.store(key, content, content_type),
-      Backend::File(f) => f.store_with_style(key, content, content_type, style),
+      Backend::Memory(m) => m.next_sequence(),
+      Backend::File(f) => f.next_sequence(),
+    }
+  }
+
+  fn store(&self, sequence: u64, key: &str, content: Bytes, content_type: &str, style: ReferenceStyle) -> Result<String> {
+    match self {
+      Backend::Memory(m) => m.store_sequenced(sequence, key, content, content_type),
+      Backend::File(f) => f.store_sequenced_with_style(sequence, key, content, content_type, style),
     }
     .map_err(to_js_error)
   }
@@ -89,6 +96,9 @@ enum Payload {
 /// Stores one block on a worker thread.
 pub struct StoreTask {
   backend: Backend,
+  /// Taken on the JavaScript thread when the store was requested, so blocks are
+  /// numbered in the order they were handed over, as in the SDK.
+  sequence: u64,
   key: String,
   payload: Option<Payload>,
   content_type: String,
@@ -106,7 +116,7 @@ impl Task for StoreTask {
       None => return Err(Error::new(Status::GenericFailure, "store task ran twice")),
     };
     let byte_length = bytes.len() as f64;
-    let reference = self.backend.store(&self.key, bytes, &self.content_type, self.style)?;
+    let reference = self.backend.store(self.sequence, &self.key, bytes, &self.content_type, self.style)?;
     Ok(StoreOutcome { reference, byte_length })
   }
 
@@ -194,6 +204,7 @@ impl NativeStore {
   ) -> AsyncTask<StoreTask> {
     AsyncTask::new(StoreTask {
       backend: self.backend.clone(),
+      sequence: self.backend.next_sequence(),
       key,
       payload: Some(Payload::Text(text.take())),
       content_type,
@@ -212,6 +223,7 @@ impl NativeStore {
   ) -> AsyncTask<StoreTask> {
     AsyncTask::new(StoreTask {
       backend: self.backend.clone(),
+      sequence: self.backend.next_sequence(),
       key,
       payload: Some(Payload::Bytes(content)),
       content_type,

@@ -37,15 +37,41 @@ pub struct Blob {
 }
 
 /// A backend that stores blobs and hands back an opaque reference string.
+///
+/// References carry a per-instance sequence number (`mem_<n>_...`,
+/// `<ms>_<n>_...`). Callers that store from several threads but must number
+/// blocks in the order they were handed over (as the SDK does, synchronously)
+/// take the number first with [`BlobStore::next_sequence`] and store later
+/// with [`BlobStore::store_sequenced`].
 pub trait BlobStore: Send + Sync {
-    /// Stores `content` under a reference derived from `key` and returns the
-    /// reference.
+    /// Takes the next sequence number of this instance (1, 2, ...).
+    fn next_sequence(&self) -> u64;
+
+    /// Stores `content` under a reference built from `sequence` and `key` and
+    /// returns the reference. `sequence` should come from
+    /// [`BlobStore::next_sequence`] of the same instance.
     ///
     /// # Errors
     ///
     /// Backend-specific; [`StorageError::Io`] when the content cannot be
     /// written.
-    fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError>;
+    fn store_sequenced(
+        &self,
+        sequence: u64,
+        key: &str,
+        content: Bytes,
+        content_type: &str,
+    ) -> Result<String, StorageError>;
+
+    /// Stores `content` under a reference derived from `key` and returns the
+    /// reference (takes the next sequence number itself).
+    ///
+    /// # Errors
+    ///
+    /// As [`BlobStore::store_sequenced`].
+    fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError> {
+        self.store_sequenced(self.next_sequence(), key, content, content_type)
+    }
 
     /// Returns the blob previously stored under `reference`, or
     /// [`StorageError::NotFound`].

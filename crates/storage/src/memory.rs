@@ -192,9 +192,18 @@ impl Default for MemoryStore {
 }
 
 impl BlobStore for MemoryStore {
-    fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError> {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
-        let reference = format!("mem_{n}_{key}");
+    fn next_sequence(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn store_sequenced(
+        &self,
+        sequence: u64,
+        key: &str,
+        content: Bytes,
+        content_type: &str,
+    ) -> Result<String, StorageError> {
+        let reference = format!("mem_{sequence}_{key}");
         let entry = Entry {
             content_type: content_type.to_owned(),
             last_accessed_cycle: AtomicU64::new(self.current_cycle()),

@@ -144,6 +144,24 @@ fn emit_concat(items: &[Node], flavor: Flavor, out: &mut String) {
                 continue;
             }
         }
+        // Without the `u` flag a quantifier after an astral character applies to its
+        // low half only (`😀+` is "high half, then one or more low halves"). Text has
+        // no lone halves, so: at least one low half means exactly the character;
+        // none means the character's high half alone (matched as the whole
+        // character); two or more can never match.
+        if let (Node::Unit(h), Some(Node::Repeat { node, min, .. })) = (&items[i], items.get(i + 1)) {
+            if let Node::Unit(l) = node.as_ref() {
+                if is_high(*h) && is_low(*l) {
+                    match *min {
+                        0 => emit(&items[i], flavor, out),
+                        1 => emit_char(combine_pair(*h, *l), out),
+                        _ => out.push_str(NEVER),
+                    }
+                    i += 2;
+                    continue;
+                }
+            }
+        }
         emit(&items[i], flavor, out);
         i += 1;
     }

@@ -126,7 +126,26 @@ impl FileStore {
         &self.artifact_dir
     }
 
-    /// Stores `content` and returns its reference spelled as `style`.
+    /// Stores `content` and returns its reference spelled as `style`
+    /// (takes the next sequence number itself).
+    ///
+    /// # Errors
+    ///
+    /// As [`FileStore::store_sequenced_with_style`].
+    pub fn store_with_style(
+        &self,
+        key: &str,
+        content: Bytes,
+        content_type: &str,
+        style: ReferenceStyle,
+    ) -> Result<String, StorageError> {
+        self.store_sequenced_with_style(self.next_sequence(), key, content, content_type, style)
+    }
+
+    /// Stores `content` under sequence number `sequence` (from
+    /// [`BlobStore::next_sequence`]) and returns its reference spelled as
+    /// `style`. If another writer already holds that name, later numbers are
+    /// tried.
     ///
     /// # Errors
     ///
@@ -135,8 +154,9 @@ impl FileStore {
     /// cannot be created or the file or journal cannot be written (disk
     /// full, permissions, ...). A failed store leaves no file under a final
     /// name and does not touch earlier artifacts.
-    pub fn store_with_style(
+    pub fn store_sequenced_with_style(
         &self,
+        sequence: u64,
         key: &str,
         content: Bytes,
         content_type: &str,
@@ -145,7 +165,7 @@ impl FileStore {
         let opened = self.open()?;
         let dir = opened.dir.as_path();
         let temp = self.write_temp(opened, &content)?;
-        let filename = match self.publish(dir, &temp, key, content_type) {
+        let filename = match self.publish(dir, &temp, sequence, key, content_type) {
             Ok(name) => name,
             Err(e) => {
                 let _ = fs::remove_file(&temp);
@@ -193,11 +213,12 @@ impl FileStore {
         &self,
         dir: &Path,
         temp: &Path,
+        sequence: u64,
         key: &str,
         content_type: &str,
     ) -> Result<String, StorageError> {
-        for _ in 0..MAX_NAME_ATTEMPTS {
-            let counter = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
+        for attempt in 0..MAX_NAME_ATTEMPTS {
+            let counter = if attempt == 0 { sequence } else { self.next_sequence() };
             let filename = names::artifact_filename(now_ms(), counter, key, content_type);
             let target = dir.join(&filename);
             match publish::publish(temp, &target) {
@@ -242,10 +263,20 @@ impl FileStore {
 }
 
 impl BlobStore for FileStore {
+    fn next_sequence(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     /// Stores with [`ReferenceStyle::Joined`] references, like the SDK's
     /// standalone `FileStorage.store()`.
-    fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError> {
-        self.store_with_style(key, content, content_type, ReferenceStyle::Joined)
+    fn store_sequenced(
+        &self,
+        sequence: u64,
+        key: &str,
+        content: Bytes,
+        content_type: &str,
+    ) -> Result<String, StorageError> {
+        self.store_sequenced_with_style(sequence, key, content, content_type, ReferenceStyle::Joined)
     }
 
     /// Accepts references in either [`ReferenceStyle`], bare file names, and

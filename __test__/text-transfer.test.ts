@@ -1,0 +1,67 @@
+// Strings reach native memory in slices (Latin-1 or UTF-16 copies, encoded to UTF-8 on a
+// worker thread). These tests check that the stored bytes are exactly what
+// `TextEncoder` produces, including at slice boundaries.
+import { describe, expect, it } from 'vitest'
+import { AfterToolCallEvent, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+import { ContextOffloader, InMemoryStorage } from '../index.js'
+
+/** Offloads `text` through the plugin into `storage` and returns the stored bytes. */
+async function offloadAndRead(text: string): Promise<Uint8Array> {
+  const storage = new InMemoryStorage()
+  const plugin = new ContextOffloader({ storage, maxResultTokens: 10, previewTokens: 1 })
+  const hooks = new Map<unknown, (event: unknown) => unknown>()
+  const agent = {
+    addHook: (event: unknown, cb: (event: unknown) => unknown) => hooks.set(event, cb),
+    metrics: { cycleCount: 0 },
+    model: { countTokens: async () => 1_000_000 },
+  }
+  plugin.initAgent(agent as never)
+  const event = new AfterToolCallEvent({
+    agent: agent as never,
+    toolUse: { name: 'big', toolUseId: 'id', input: {} },
+    tool: undefined,
+    result: new ToolResultBlock({ toolUseId: 'id', status: 'success', content: [new TextBlock(text)] }),
+    invocationState: {},
+  } as never)
+  await hooks.get(AfterToolCallEvent)!(event)
+  const preview = (event.result.content[0] as TextBlock).text
+  const reference = /\[Stored references:\]\n {2}(\S+)/.exec(preview)?.[1]
+  expect(reference).toBe('mem_1_id_0')
+  return (await storage.retrieve(reference!)).content
+}
+
+const SLICE = 1 << 19
+
+describe('string transfer to native memory', () => {
+  const cases: Array<[string, () => string]> = [
+    ['short ASCII', () => 'hello world, this is long enough to offload'],
+    ['Latin-1 only (é, ÿ, NBSP)', () => 'café ÿ\u00a0 '.repeat(50)],
+    ['BMP characters (CJK)', () => '日本語のテキスト'.repeat(30)],
+    ['emoji', () => '😀 ok '.repeat(40)],
+    ['lone surrogates become U+FFFD', () => 'a\ud800b\udc00c' + 'x'.repeat(60) + '\ud83d'],
+    ['multi-slice ASCII', () => 'abcdefghij\n'.repeat(Math.ceil((3 * SLICE) / 11))],
+    [
+      'surrogate pair split exactly at a slice boundary',
+      () => 'x'.repeat(SLICE - 1) + '😀' + 'y'.repeat(SLICE) + 'é',
+    ],
+    ['Latin-1 slice followed by a UTF-16 slice', () => 'é'.repeat(SLICE) + '€'.repeat(SLICE) + 'z'],
+    ['UTF-16 slice followed by a Latin-1 slice', () => '€'.repeat(SLICE) + 'é'.repeat(SLICE + 7)],
+    ['lone high surrogate at the end of a slice', () => 'x'.repeat(SLICE - 1) + '\ud800' + 'plain'.repeat(10)],
+  ]
+  for (const [name, make] of cases) {
+    it(`stores ${name} exactly as TextEncoder encodes it`, async () => {
+      const text = make()
+      const stored = await offloadAndRead(text)
+      const expected = new TextEncoder().encode(text)
+      expect(stored.length).toBe(expected.length)
+      expect(Buffer.compare(Buffer.from(stored), Buffer.from(expected))).toBe(0)
+    })
+  }
+
+  it('stores a 10 MB result and reports its length in the preview', async () => {
+    const text = Buffer.alloc(10_000_000, 'log line ERROR 42\n').toString()
+    const stored = await offloadAndRead(text)
+    expect(stored.length).toBe(10_000_000)
+    expect(Buffer.from(stored).toString()).toBe(text)
+  })
+})
