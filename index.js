@@ -83,7 +83,7 @@ const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve))
  * UTF-8 encoding happens later on a worker thread.
  */
 async function toNativeText(text) {
-  const nativeText = new native.NativeText()
+  const nativeText = new native.NativeText(text.length)
   for (let offset = 0; offset < text.length; offset += SLICE_UNITS) {
     const slice = text.length <= SLICE_UNITS ? text : text.slice(offset, offset + SLICE_UNITS)
     if (/[^\x00-\xff]/.test(slice)) nativeText.pushUtf16(slice)
@@ -567,7 +567,10 @@ export class ContextOffloader {
    */
   async _storeText(storage, key, text, contentType, nativeText) {
     if (nativeText) {
-      const outcome = await storage[NATIVE].storeText(key, nativeText, contentType, storage[PLUGIN_VIEW])
+      const nativeStore = storage[NATIVE]
+      const outcome =
+        nativeStore.storeTextNow(key, nativeText, contentType) ??
+        (await nativeStore.storeText(key, nativeText, contentType, storage[PLUGIN_VIEW]))
       return { ref: outcome.reference, byteLength: outcome.byteLength }
     }
     const bytes = new TextEncoder().encode(text)

@@ -212,6 +212,25 @@ impl NativeStore {
     })
   }
 
+  /// Stores text right away on the JavaScript thread when that is cheap: an
+  /// in-memory store and a text that is already UTF-8 (ASCII, in one buffer), so no
+  /// worker round trip is needed. Returns `null` (and takes nothing) otherwise; then
+  /// call `storeText`.
+  #[napi]
+  pub fn store_text_now(&self, key: String, text: &mut NativeText, content_type: String) -> Result<Option<StoreOutcome>> {
+    let Backend::Memory(memory) = &self.backend else {
+      return Ok(None);
+    };
+    let Some(bytes) = text.take_if_utf8() else {
+      return Ok(None);
+    };
+    let byte_length = bytes.len() as f64;
+    let reference = memory
+      .store(&key, Bytes::from(bytes), &content_type)
+      .map_err(to_js_error)?;
+    Ok(Some(StoreOutcome { reference, byte_length }))
+  }
+
   /// Stores raw bytes (copied on the worker thread).
   #[napi(ts_return_type = "Promise<StoreOutcome>")]
   pub fn store_bytes(

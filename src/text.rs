@@ -11,34 +11,77 @@ use napi::sys;
 use napi_derive::napi;
 use std::ptr;
 
-/// One slice of a JavaScript string in the form it was copied out of V8.
+/// One run of a JavaScript string in the form it was copied out of V8.
 enum Segment {
-  /// Every character was below U+0100: one byte per character.
+  /// Consecutive slices whose characters were all below U+0100: one byte per character.
   Latin1(Vec<u8>),
   /// Raw UTF-16 code units (a surrogate pair may straddle two segments).
   Utf16(Vec<u16>),
 }
 
 /// A JavaScript string being assembled in native memory, slice by slice.
+///
+/// Consecutive Latin-1 slices are copied by V8 straight into one buffer, so the
+/// common case (ASCII text) needs no further copy: it is already UTF-8.
 #[napi]
 #[derive(Default)]
 pub struct NativeText {
   segments: Vec<Segment>,
+  /// Expected total length in UTF-16 units (a capacity hint).
+  expected_units: usize,
+  /// Whether some character received so far is not ASCII.
+  non_ascii: bool,
 }
 
-/// A string argument copied out as Latin-1 bytes (the caller guarantees every
-/// character is below U+0100).
-pub struct Latin1Slice(Vec<u8>);
+/// A string argument not yet read: reading it is left to the method, which knows
+/// where the characters should go.
+pub struct StringArg {
+  env: sys::napi_env,
+  value: sys::napi_value,
+}
 
 /// A string argument copied out as raw UTF-16 code units.
 pub struct Utf16Slice(Vec<u16>);
 
-impl TypeName for Latin1Slice {
+impl TypeName for StringArg {
   fn type_name() -> &'static str {
     "string"
   }
   fn value_type() -> ValueType {
     ValueType::String
+  }
+}
+
+impl ValidateNapiValue for StringArg {}
+
+impl FromNapiValue for StringArg {
+  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
+    Ok(StringArg { env, value })
+  }
+}
+
+impl StringArg {
+  /// Appends the string's characters as Latin-1 bytes to `out` (the caller
+  /// guarantees every character is below U+0100): V8 copies them in place.
+  fn append_latin1(&self, out: &mut Vec<u8>) -> Result<()> {
+    let mut len = 0usize;
+    check_status!(unsafe { sys::napi_get_value_string_latin1(self.env, self.value, ptr::null_mut(), 0, &mut len) })?;
+    out.reserve(len + 1);
+    let start = out.len();
+    let mut written = 0usize;
+    check_status!(unsafe {
+      sys::napi_get_value_string_latin1(
+        self.env,
+        self.value,
+        out.as_mut_ptr().add(start).cast(),
+        len + 1,
+        &mut written,
+      )
+    })?;
+    // SAFETY: napi initialised `written` bytes after `start` (plus a terminator
+    // that is left outside the length) within the reserved capacity.
+    unsafe { out.set_len(start + written.min(len)) };
+    Ok(())
   }
 }
 
@@ -51,23 +94,7 @@ impl TypeName for Utf16Slice {
   }
 }
 
-impl ValidateNapiValue for Latin1Slice {}
 impl ValidateNapiValue for Utf16Slice {}
-
-impl FromNapiValue for Latin1Slice {
-  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
-    let mut len = 0usize;
-    check_status!(unsafe { sys::napi_get_value_string_latin1(env, value, ptr::null_mut(), 0, &mut len) })?;
-    let mut buf: Vec<u8> = Vec::with_capacity(len + 1);
-    let mut written = 0usize;
-    check_status!(unsafe {
-      sys::napi_get_value_string_latin1(env, value, buf.as_mut_ptr().cast(), len + 1, &mut written)
-    })?;
-    // SAFETY: napi initialised `written` bytes (it also wrote a terminator, which is dropped).
-    unsafe { buf.set_len(written.min(len)) };
-    Ok(Latin1Slice(buf))
-  }
-}
 
 impl FromNapiValue for Utf16Slice {
   unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
@@ -86,22 +113,36 @@ impl FromNapiValue for Utf16Slice {
 
 #[napi]
 impl NativeText {
-  /// Creates an empty text.
+  /// Creates an empty text; `expectedLength` (UTF-16 units) sizes the buffer.
   #[napi(constructor)]
-  pub fn new() -> Self {
-    Self::default()
+  pub fn new(expected_length: Option<f64>) -> Self {
+    let expected_units = expected_length.filter(|n| n.is_finite() && *n > 0.0).map_or(0, |n| n as usize);
+    Self { segments: Vec::new(), expected_units, non_ascii: false }
   }
 
   /// Appends a slice whose characters are all below U+0100 (checked by the caller with
   /// `/[^\x00-\xff]/`, which V8 answers in constant time for one-byte strings).
   #[napi]
-  pub fn push_latin1(&mut self, slice: Latin1Slice) {
-    self.segments.push(Segment::Latin1(slice.0));
+  pub fn push_latin1(&mut self, slice: StringArg) -> Result<()> {
+    if !matches!(self.segments.last(), Some(Segment::Latin1(_))) {
+      let remaining = self.expected_units.saturating_sub(self.length() as usize);
+      self.segments.push(Segment::Latin1(Vec::with_capacity(remaining)));
+    }
+    match self.segments.last_mut() {
+      Some(Segment::Latin1(buffer)) => {
+        let start = buffer.len();
+        slice.append_latin1(buffer)?;
+        self.non_ascii |= !buffer[start..].is_ascii();
+        Ok(())
+      }
+      _ => Err(Error::new(Status::GenericFailure, "text buffer is in an unexpected state")),
+    }
   }
 
   /// Appends a slice of any characters as raw UTF-16.
   #[napi]
   pub fn push_utf16(&mut self, slice: Utf16Slice) {
+    self.non_ascii |= slice.0.iter().any(|&u| u >= 0x80);
     self.segments.push(Segment::Utf16(slice.0));
   }
 
@@ -122,80 +163,121 @@ impl NativeText {
 impl NativeText {
   /// Moves the received slices out, leaving this text empty (it can be reused).
   pub fn take(&mut self) -> PendingText {
-    PendingText { segments: std::mem::take(&mut self.segments) }
+    let non_ascii = std::mem::replace(&mut self.non_ascii, false);
+    PendingText { segments: std::mem::take(&mut self.segments), non_ascii }
+  }
+
+  /// The text as UTF-8 if that needs no encoding work (it is all ASCII, in one
+  /// buffer), taking it out of this object; `None` otherwise (nothing is taken).
+  pub fn take_if_utf8(&mut self) -> Option<Vec<u8>> {
+    if self.non_ascii || self.segments.len() > 1 {
+      return None;
+    }
+    match self.segments.pop() {
+      Some(Segment::Latin1(bytes)) => Some(bytes),
+      Some(other) => {
+        self.segments.push(other);
+        None
+      }
+      None => Some(Vec::new()),
+    }
   }
 }
 
 /// Slices taken from a [`NativeText`], ready to be encoded on a worker thread.
 pub struct PendingText {
   segments: Vec<Segment>,
+  /// Whether some character is not ASCII (when false, Latin-1 bytes are UTF-8).
+  non_ascii: bool,
 }
 
 impl PendingText {
   /// Encodes the text as UTF-8, replacing lone surrogates with U+FFFD exactly as
-  /// `TextEncoder` does. A single ASCII slice is reused without copying.
+  /// `TextEncoder` does. A single ASCII slice is reused without copying; otherwise
+  /// the exact size is computed first and ASCII slices are plain copies.
   pub fn into_utf8(mut self) -> Vec<u8> {
-    if self.segments.len() == 1 {
-      if let Some(Segment::Latin1(bytes)) = self.segments.first() {
-        if bytes.is_ascii() {
-          if let Some(Segment::Latin1(bytes)) = self.segments.pop() {
-            return bytes;
-          }
+    if !self.non_ascii {
+      if let [Segment::Latin1(_)] = self.segments.as_slice() {
+        if let Some(Segment::Latin1(bytes)) = self.segments.pop() {
+          return bytes;
         }
       }
     }
-    let capacity: usize = self
-      .segments
-      .iter()
-      .map(|s| match s {
-        Segment::Latin1(b) => b.len() * 2,
-        Segment::Utf16(u) => u.len() * 3,
-      })
-      .sum();
-    let mut out: Vec<u8> = Vec::with_capacity(capacity);
-    // UTF-16 units waiting for the next segment (a high surrogate at a boundary).
-    let mut carry: Vec<u16> = Vec::new();
-    for segment in self.segments {
+    let units = join_split_pairs(self.segments);
+    let size: usize = units.iter().map(Segment::utf8_len).sum();
+    let mut out: Vec<u8> = Vec::with_capacity(size);
+    for segment in &units {
       match segment {
+        Segment::Latin1(bytes) if bytes.is_ascii() => out.extend_from_slice(bytes),
         Segment::Latin1(bytes) => {
-          flush_utf16(&mut out, &carry);
-          carry.clear();
-          let start = out.len();
-          out.resize(start + bytes.len() * 2, 0);
-          let written = encoding_rs::mem::convert_latin1_to_utf8(&bytes, &mut out[start..]);
-          out.truncate(start + written);
+          append_encoded(&mut out, segment.utf8_len(), |dst| {
+            let (_, written) = encoding_rs::mem::convert_latin1_to_utf8_partial(bytes, dst);
+            written
+          })
         }
-        Segment::Utf16(units) => {
-          let mut joined;
-          let units: &[u16] = if carry.is_empty() {
-            &units
-          } else {
-            joined = std::mem::take(&mut carry);
-            joined.extend_from_slice(&units);
-            &joined
-          };
-          // Hold back a trailing high surrogate: its pair may start the next segment.
-          let split = match units.last() {
-            Some(&u) if (0xD800..0xDC00).contains(&u) => units.len() - 1,
-            _ => units.len(),
-          };
-          flush_utf16(&mut out, &units[..split]);
-          carry = units[split..].to_vec();
-        }
+        Segment::Utf16(units) => append_encoded(&mut out, segment.utf8_len(), |dst| {
+          let (_, written) = encoding_rs::mem::convert_utf16_to_utf8_partial(units, dst);
+          written
+        }),
       }
     }
-    flush_utf16(&mut out, &carry);
     out
   }
 }
 
-/// Appends UTF-16 units to `out` as UTF-8 (lone surrogates become U+FFFD).
-fn flush_utf16(out: &mut Vec<u8>, units: &[u16]) {
-  if units.is_empty() {
-    return;
-  }
+/// Grows `out` by exactly `len` bytes and lets `encode` fill them; `encode`
+/// returns how many bytes it wrote (always `len`, as `len` is the exact size).
+fn append_encoded(out: &mut Vec<u8>, len: usize, encode: impl FnOnce(&mut [u8]) -> usize) {
   let start = out.len();
-  out.resize(start + units.len() * 3, 0);
-  let written = encoding_rs::mem::convert_utf16_to_utf8(units, &mut out[start..]);
+  out.resize(start + len, 0);
+  let written = encode(&mut out[start..]);
   out.truncate(start + written);
+}
+
+impl Segment {
+  /// Number of UTF-8 bytes this segment encodes to (lone surrogates count as U+FFFD).
+  fn utf8_len(&self) -> usize {
+    match self {
+      Segment::Latin1(bytes) => bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count(),
+      Segment::Utf16(units) => {
+        let mut len = 0;
+        let mut i = 0;
+        while i < units.len() {
+          let u = units[i];
+          len += match u {
+            0..=0x7F => 1,
+            0x80..=0x7FF => 2,
+            0xD800..=0xDBFF if matches!(units.get(i + 1), Some(0xDC00..=0xDFFF)) => {
+              i += 1;
+              4
+            }
+            _ => 3,
+          };
+          i += 1;
+        }
+        len
+      }
+    }
+  }
+}
+
+/// Moves a high surrogate that ends a UTF-16 segment to the front of the next
+/// UTF-16 segment, so a pair split by slicing is encoded as one character.
+fn join_split_pairs(segments: Vec<Segment>) -> Vec<Segment> {
+  let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
+  for segment in segments {
+    if let (Segment::Utf16(next), Some(Segment::Utf16(prev))) = (&segment, out.last_mut()) {
+      if matches!(prev.last(), Some(0xD800..=0xDBFF)) && matches!(next.first(), Some(0xDC00..=0xDFFF)) {
+        if let Some(high) = prev.pop() {
+          let mut joined = Vec::with_capacity(next.len() + 1);
+          joined.push(high);
+          joined.extend_from_slice(next);
+          out.push(Segment::Utf16(joined));
+          continue;
+        }
+      }
+    }
+    out.push(segment);
+  }
+  out
 }

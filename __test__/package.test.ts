@@ -1,0 +1,399 @@
+/**
+ * Packaging: what `npm publish` would ship, installed the way a user installs it.
+ *
+ * Packs the root package and this machine's platform package (with the addon that
+ * `npm run build` just produced), installs them into a new TypeScript project next
+ * to `@strands-agents/sdk`, then checks that the project type-checks under strict
+ * `node16` and `bundler` resolution, that a type error is caught, that the project's
+ * own vitest test passes, and that without the platform package the import fails
+ * with a message naming the platform. One install serves every check; everything is
+ * created under one temporary directory that is removed afterwards.
+ */
+import { spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+const binaryName: string = pkg.napi?.binaryName ?? pkg.name
+const platformAbi = hostPlatformAbi()
+const platformPkgName = `${pkg.name}-${platformAbi}`
+const addonFile = `${binaryName}.${platformAbi}.node`
+const platformDir = join(ROOT, 'npm', platformAbi)
+const platformArch = `${process.platform}-${process.arch}`
+/** How npm is run: the npm that launched this test (npm scripts and npx set it), else `npm` on the PATH. */
+const npmCli = process.env.npm_execpath
+
+const MINUTE = 60_000
+
+/** The napi-rs platform name of this machine, e.g. `linux-x64-gnu`, `darwin-arm64`. */
+function hostPlatformAbi(): string {
+  const { platform, arch } = process
+  if (platform === 'win32') return `win32-${arch}-msvc`
+  if (platform === 'linux') {
+    const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined
+    return `linux-${arch}-${report?.header?.glibcVersionRuntime ? 'gnu' : 'musl'}`
+  }
+  return `${platform}-${arch}`
+}
+
+interface Run {
+  status: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Output of a child process, for assertion messages. */
+const show = (r: Run) => `exit ${r.status}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`
+
+/**
+ * The environment for child processes: this process's, without what npm and vitest
+ * set for themselves (`npm_*` would point the child npm at this repository's config
+ * and package; `VITEST_*` would make the child vitest think it is a worker).
+ */
+function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const key of Object.keys(env)) {
+    if (/^(npm_|vitest)/i.test(key) || key === 'INIT_CWD' || key === 'NAPI_RS_NATIVE_LIBRARY_PATH') delete env[key]
+  }
+  return { ...env, ...extra }
+}
+
+function run(command: string, args: string[], cwd: string, shell = false): Run {
+  const r = spawnSync(command, args, { cwd, env: childEnv(), encoding: 'utf8', maxBuffer: 64 << 20, shell })
+  if (r.error) throw r.error
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+function npm(args: string[], cwd: string): Run {
+  return npmCli && /\.[cm]?js$/.test(npmCli)
+    ? run(process.execPath, [npmCli, ...args], cwd)
+    : run('npm', args, cwd, process.platform === 'win32')
+}
+
+/** Runs a Node script (ESM) in `cwd` with this process's Node binary. */
+function nodeEval(script: string, cwd: string): Run {
+  return run(process.execPath, ['--input-type=module', '-e', script], cwd)
+}
+
+interface PackedFile {
+  path: string
+}
+interface Packed {
+  filename: string
+  files: PackedFile[]
+}
+
+/** `npm pack` of the package in `dir` into `destination`; returns npm's description of the tarball. */
+function pack(dir: string, destination: string): Packed {
+  const r = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', destination], dir)
+  if (r.status !== 0) throw new Error(`npm pack failed in ${dir}\n${show(r)}`)
+  const [packed] = JSON.parse(r.stdout) as Packed[]
+  return packed
+}
+
+function writeFiles(dir: string, files: Record<string, string | object>) {
+  for (const [name, content] of Object.entries(files)) {
+    const path = join(dir, name)
+    mkdirSync(dirname(path), { recursive: true })
+    writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2) + '\n')
+  }
+}
+
+/** `file(line,col): error TSxxxx: ...` lines of tsc's output. */
+function tscErrors(r: Run): { file: string; line: string }[] {
+  return (r.stdout + r.stderr)
+    .split(/\r?\n/)
+    .map((line) => ({ line, match: /^(.+?)\(\d+,\d+\): error TS\d+/.exec(line) }))
+    .filter((e) => e.match)
+    .map((e) => ({ file: e.match![1].replace(/\\/g, '/'), line: e.line }))
+}
+
+describe('platform packages', () => {
+  it('there is one npm/<platform> package per napi target, pinned in optionalDependencies', () => {
+    const dirs = readdirSync(join(ROOT, 'npm')).sort()
+    expect(dirs).toHaveLength(pkg.napi.targets.length)
+    const pinned: Record<string, string> = {}
+    for (const dir of dirs) {
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'npm', dir, 'package.json'), 'utf8'))
+      const file = `${binaryName}.${dir}.node`
+      expect(manifest.name).toBe(`${pkg.name}-${dir}`)
+      expect(manifest.version).toBe(pkg.version)
+      expect(manifest.main).toBe(file)
+      expect(manifest.files).toEqual([file])
+      expect(manifest.os).toHaveLength(1)
+      expect(manifest.cpu).toHaveLength(1)
+      if (manifest.os[0] === 'linux') expect(manifest.libc).toEqual([dir.endsWith('-musl') ? 'musl' : 'glibc'])
+      expect(existsSync(join(ROOT, 'npm', dir, 'README.md'))).toBe(true)
+      pinned[manifest.name] = pkg.version
+    }
+    expect(pkg.optionalDependencies).toEqual(pinned)
+  })
+
+  it('the root package ships no addon and lists the JS entry, loader and typings', () => {
+    expect(pkg.files).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'binding.js', 'binding.d.ts']))
+    expect(pkg.files.filter((f: string) => f.includes('.node'))).toEqual([])
+  })
+})
+
+describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${platformAbi}`, () => {
+  let work = ''
+  let consumer = ''
+  let rootPacked: Packed
+  let platformPacked: Packed
+  let install: Run
+
+  beforeAll(() => {
+    if (!existsSync(join(ROOT, addonFile))) {
+      throw new Error(`${addonFile} is missing from the package root: run \`npm run build\` first`)
+    }
+    work = mkdtempSync(join(tmpdir(), 'context-offloader-package-'))
+    const packDir = join(work, 'pack')
+    mkdirSync(packDir)
+
+    rootPacked = pack(ROOT, packDir)
+
+    // The platform package as published: its manifest and README plus the fresh addon.
+    const platformCopy = join(work, 'platform')
+    mkdirSync(platformCopy)
+    for (const file of ['package.json', 'README.md']) copyFileSync(join(platformDir, file), join(platformCopy, file))
+    copyFileSync(join(ROOT, addonFile), join(platformCopy, addonFile))
+    platformPacked = pack(platformCopy, packDir)
+
+    consumer = join(work, 'consumer')
+    const tarball = (p: Packed) => `file:../pack/${p.filename}`
+    const baseCompilerOptions = {
+      strict: true,
+      target: 'es2022',
+      types: ['node'],
+      noEmit: true,
+      // What `tsc --init` sets: third-party declarations are not re-checked. The
+      // declarations check below turns it off for this package's own files.
+      skipLibCheck: true,
+    }
+    writeFiles(consumer, {
+      'package.json': {
+        name: 'context-offloader-consumer',
+        private: true,
+        type: 'module',
+        dependencies: {
+          [pkg.name]: tarball(rootPacked),
+          '@strands-agents/sdk': pkg.devDependencies['@strands-agents/sdk'],
+          zod: pkg.devDependencies.zod,
+        },
+        devDependencies: {
+          '@types/node': '^22',
+          typescript: pkg.devDependencies.typescript,
+          vitest: pkg.devDependencies.vitest,
+        },
+        // The platform package comes in as the optional dependency it is for users.
+        // Without the override npm would first ask the registry for
+        // `<platform package>@<version>`; the override points that dependency at the
+        // local tarball, so npm never looks the platform package up.
+        overrides: { [platformPkgName]: tarball(platformPacked) },
+      },
+      'tsconfig.json': {
+        compilerOptions: { ...baseCompilerOptions, module: 'node16', moduleResolution: 'node16' },
+        include: ['src', 'test'],
+      },
+      'tsconfig.bundler.json': {
+        extends: './tsconfig.json',
+        compilerOptions: { module: 'esnext', moduleResolution: 'bundler' },
+      },
+      'tsconfig.declarations.json': {
+        extends: './tsconfig.json',
+        compilerOptions: { skipLibCheck: false },
+      },
+      'tsconfig.type-error.json': {
+        extends: './tsconfig.json',
+        include: ['bad'],
+      },
+      'src/program.ts': PROGRAM,
+      'test/consumer.test.ts': CONSUMER_TEST,
+      'bad/type-error.ts': TYPE_ERROR,
+    })
+
+    install = npm(['install', '--no-audit', '--no-fund', '--loglevel=http'], consumer)
+    if (install.status !== 0) throw new Error(`npm install failed in the consumer project\n${show(install)}`)
+  }, 10 * MINUTE)
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true })
+  })
+
+  it('the root tarball has the entry, the loader and the typings, and no addon', () => {
+    const files = rootPacked.files.map((f) => f.path).sort()
+    expect(files).toEqual(expect.arrayContaining(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json']))
+    const allowed = new Set(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE'])
+    expect(files.filter((f) => !allowed.has(f))).toEqual([])
+  })
+
+  it('the platform tarball has the addon as its main file', () => {
+    expect(platformPacked.files.map((f) => f.path).sort()).toEqual([addonFile, 'package.json', 'README.md'].sort())
+  })
+
+  it('npm installs the platform package from the local tarball as an optional dependency, without asking the registry', () => {
+    const log = install.stdout + install.stderr
+    const lookup = (name: string) => new RegExp(`GET \\d+ \\S*/${name}(?:[\\s/?]|$)`, 'm')
+    expect(log).not.toMatch(lookup(platformPkgName))
+    // Control: the log does show registry lookups, e.g. of the other platforms'
+    // packages, which npm resolves (and skips) as usual.
+    const others = Object.keys(pkg.optionalDependencies).filter((name) => name !== platformPkgName)
+    expect(others.some((name) => lookup(name).test(log)), log.slice(-4000)).toBe(true)
+    expect(existsSync(join(consumer, 'node_modules', platformPkgName, addonFile))).toBe(true)
+    const lock = JSON.parse(readFileSync(join(consumer, 'package-lock.json'), 'utf8'))
+    const entry = lock.packages[`node_modules/${platformPkgName}`]
+    expect(entry).toMatchObject({ version: pkg.version, optional: true })
+    expect(entry.resolved).toMatch(/^file:/)
+  })
+
+  const tsc = (project: string) =>
+    run(process.execPath, [join(consumer, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], consumer)
+
+  it('a strict project with module/moduleResolution node16 type-checks', () => {
+    const r = tsc('tsconfig.json')
+    expect(r.status, show(r)).toBe(0)
+  }, 3 * MINUTE)
+
+  it('a strict project with moduleResolution bundler type-checks', () => {
+    const r = tsc('tsconfig.bundler.json')
+    expect(r.status, show(r)).toBe(0)
+  }, 3 * MINUTE)
+
+  it("the package's own declarations have no errors with skipLibCheck off", () => {
+    // Other packages' declarations may have errors of their own here (the SDK's refer
+    // to optional peers such as @aws-sdk/client-s3, which are not installed); only
+    // errors in this package's files or in the consumer's sources count.
+    const r = tsc('tsconfig.declarations.json')
+    const errors = tscErrors(r)
+    if (r.status !== 0) expect(errors.length, show(r)).toBeGreaterThan(0)
+    const ours = errors.filter((e) => !e.file.includes('node_modules/') || e.file.includes(`node_modules/${pkg.name}/`))
+    expect(ours.map((e) => e.line)).toEqual([])
+  }, 3 * MINUTE)
+
+  it('tsc rejects a number passed as storage', () => {
+    const r = tsc('tsconfig.type-error.json')
+    expect(r.status, show(r)).not.toBe(0)
+    const errors = tscErrors(r)
+    expect(errors.length, show(r)).toBeGreaterThan(0)
+    expect(errors.every((e) => e.file === 'bad/type-error.ts'), show(r)).toBe(true)
+    expect(errors.map((e) => e.line).join('\n')).toContain('number')
+  }, 3 * MINUTE)
+
+  it("the project's own vitest test passes", () => {
+    const r = run(process.execPath, [join(consumer, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], consumer)
+    expect(r.status, show(r)).toBe(0)
+    expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests\s+3 passed/)
+  }, 3 * MINUTE)
+
+  it('plain node imports the package', () => {
+    const r = nodeEval(`const m = await import('${pkg.name}'); console.log(JSON.stringify(Object.keys(m)))`, consumer)
+    expect(r.status, show(r)).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual(expect.arrayContaining(['ContextOffloader', 'FileStorage', 'InMemoryStorage']))
+  })
+
+  it('without the platform package the import fails with a message naming the platform', () => {
+    const installed = join(consumer, 'node_modules', platformPkgName)
+    const parked = join(work, 'parked-platform-package')
+    renameSync(installed, parked)
+    try {
+      const caught = nodeEval(
+        `try { await import('${pkg.name}'); console.log('{"loaded":true}') }` +
+          ` catch (e) { console.log(JSON.stringify({ message: String(e?.message) })) }`,
+        consumer,
+      )
+      expect(caught.status, show(caught)).toBe(0)
+      const { message, loaded } = JSON.parse(caught.stdout)
+      expect(loaded, 'the package loaded without its platform package').toBeUndefined()
+      expect(message).toContain(pkg.name)
+      expect(message).toContain(platformArch)
+
+      // And uncaught, as a user would meet it.
+      const plain = run(process.execPath, ['-e', `import('${pkg.name}')`], consumer)
+      expect(plain.status, show(plain)).not.toBe(0)
+      expect(plain.stderr).toContain(`no prebuilt native binary for ${platformArch}`)
+    } finally {
+      renameSync(parked, installed)
+    }
+  })
+})
+
+/** The consumer's program: the SDK's types and ours, used together. */
+const PROGRAM = `import { Agent } from '@strands-agents/sdk'
+import type { Plugin } from '@strands-agents/sdk'
+import {
+  ContextOffloader as SdkContextOffloader,
+  type Storage as SdkOffloaderStorage,
+} from '@strands-agents/sdk/vended-plugins/context-offloader'
+import { ContextOffloader, FileStorage, InMemoryStorage } from 'context-offloader'
+
+export interface RoundTrip {
+  reference: string
+  text: string
+  contentType: string
+}
+
+/** Stores one block and reads it back. */
+export async function roundTrip(storage: SdkOffloaderStorage, text: string): Promise<RoundTrip> {
+  const reference: string = await storage.store('k', new TextEncoder().encode(text), 'text/plain')
+  const { content, contentType } = await storage.retrieve(reference)
+  return { reference, text: new TextDecoder().decode(content), contentType }
+}
+
+/** An agent with the native plugin on a FileStorage in \`dir\`; returns its plugin and storage. */
+export function agentWithFileStorage(dir: string): { agent: Agent; plugin: Plugin; storage: FileStorage } {
+  const storage = new FileStorage(dir)
+  const plugin = new ContextOffloader({ storage, maxResultTokens: 2_500, previewTokens: 1_000 })
+  const agent = new Agent({ plugins: [plugin] })
+  return { agent, plugin, storage }
+}
+
+/** Our storages also fit the SDK's own plugin, and the SDK's options type fits ours. */
+export function mixedWithTheSdk(): Plugin[] {
+  const sdkPlugin = new SdkContextOffloader({ storage: new InMemoryStorage(), evictAfterCycles: null })
+  const ours = new ContextOffloader({ storage: new InMemoryStorage(5), includeRetrievalTool: false })
+  return [sdkPlugin, ours]
+}
+`
+
+/** The consumer's vitest test. */
+const CONSUMER_TEST = `import { readdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { ContextOffloader, InMemoryStorage } from 'context-offloader'
+import { agentWithFileStorage, mixedWithTheSdk, roundTrip } from '../src/program.js'
+
+const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
+
+describe('context-offloader from its tarball', () => {
+  it('round-trips a block through FileStorage under an Agent', async () => {
+    const { agent, plugin, storage } = agentWithFileStorage(artifacts)
+    expect(agent).toBeDefined()
+    expect(plugin.name).toBe('strands:context-offloader')
+    const result = await roundTrip(storage, 'hi')
+    expect(result.text).toBe('hi')
+    expect(result.contentType).toBe('text/plain')
+    expect(readdirSync(artifacts).length).toBeGreaterThan(0)
+  })
+
+  it('round-trips a block through InMemoryStorage', async () => {
+    const result = await roundTrip(new InMemoryStorage(), 'hello')
+    expect(result).toMatchObject({ text: 'hello', contentType: 'text/plain' })
+  })
+
+  it('works alongside the SDK plugin', () => {
+    const plugins = mixedWithTheSdk()
+    expect(plugins.map((p) => p.name)).toEqual(['strands:context-offloader', 'strands:context-offloader'])
+    expect(new ContextOffloader({}).getTools().length).toBeGreaterThan(0)
+  })
+})
+`
+
+/** A deliberate type error: tsc must reject it. */
+const TYPE_ERROR = `import { ContextOffloader } from 'context-offloader'
+
+export const plugin = new ContextOffloader({ storage: 42 })
+`

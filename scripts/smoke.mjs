@@ -1,0 +1,30 @@
+// Loads the package from this checkout with whatever Node runs this script and
+// round-trips one block through each storage. The release workflow runs it on
+// every platform with each supported Node major (the vitest suites need Node 22).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const m = await import('../index.js')
+for (const name of ['ContextOffloader', 'FileStorage', 'InMemoryStorage']) {
+  if (typeof m[name] !== 'function') throw new Error(`missing export: ${name}`)
+}
+
+async function roundTrip(storage, label) {
+  const reference = await storage.store('smoke', new TextEncoder().encode('hi'), 'text/plain')
+  const { content, contentType } = await storage.retrieve(reference)
+  const text = new TextDecoder().decode(content)
+  if (text !== 'hi' || contentType !== 'text/plain') {
+    throw new Error(`${label}: round trip returned ${JSON.stringify({ text, contentType })}`)
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'context-offloader-smoke-'))
+try {
+  await roundTrip(new m.InMemoryStorage(), 'InMemoryStorage')
+  await roundTrip(new m.FileStorage(join(dir, 'artifacts')), 'FileStorage')
+  new m.ContextOffloader({ storage: new m.InMemoryStorage() })
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
+console.log(`smoke: ok on node ${process.version} ${process.platform}-${process.arch}`)
