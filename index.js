@@ -121,7 +121,9 @@ class NativeBackedStorage {
    * @param {string} [contentType='text/plain'] - MIME type, kept with the content.
    */
   async store(key, content, contentType = 'text/plain') {
-    const outcome = await this[NATIVE].storeBytes(String(key), toBytes(content), String(contentType), this[PLUGIN_VIEW])
+    const nativeStore = this[NATIVE]
+    const args = [String(key), toBytes(content), String(contentType), this[PLUGIN_VIEW]]
+    const outcome = nativeStore.storeBytesNow(...args) ?? (await nativeStore.storeBytes(...args))
     return outcome.reference
   }
 
@@ -569,7 +571,7 @@ export class ContextOffloader {
     if (nativeText) {
       const nativeStore = storage[NATIVE]
       const outcome =
-        nativeStore.storeTextNow(key, nativeText, contentType) ??
+        nativeStore.storeTextNow(key, nativeText, contentType, storage[PLUGIN_VIEW]) ??
         (await nativeStore.storeText(key, nativeText, contentType, storage[PLUGIN_VIEW]))
       return { ref: outcome.reference, byteLength: outcome.byteLength }
     }

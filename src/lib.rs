@@ -6,6 +6,12 @@
 //! here decides behaviour; the JavaScript glue (`index.js`) and the crates do.
 #![deny(clippy::all)]
 
+/// Large tool results live in native memory for the agent's lifetime; mimalloc
+/// returns freed blocks to the system instead of growing glibc's heap thresholds,
+/// so resident memory tracks what is actually stored.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod error;
 mod search;
 mod store;

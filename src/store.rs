@@ -15,6 +15,13 @@ use crate::error::to_js_error;
 use crate::search::{run_query, SearchOutcome, SearchQuery};
 use crate::text::{NativeText, PendingText};
 
+/// Largest file written on the JavaScript thread instead of a worker: small
+/// writes cost less than the round trip to the worker pool.
+const INLINE_WRITE_LIMIT: usize = 64 * 1024;
+
+/// Largest block copied into memory on the JavaScript thread (about 0.1 ms).
+const INLINE_COPY_LIMIT: usize = 1024 * 1024;
+
 /// The backend a [`NativeStore`] wraps.
 #[derive(Clone)]
 enum Backend {
@@ -212,23 +219,54 @@ impl NativeStore {
     })
   }
 
-  /// Stores text right away on the JavaScript thread when that is cheap: an
-  /// in-memory store and a text that is already UTF-8 (ASCII, in one buffer), so no
-  /// worker round trip is needed. Returns `null` (and takes nothing) otherwise; then
-  /// call `storeText`.
+  /// Stores text right away on the JavaScript thread when that is cheap: the text
+  /// is already UTF-8 (ASCII, in one buffer) and the store is in memory, or writes a
+  /// file of at most [`INLINE_WRITE_LIMIT`] bytes (a few tens of microseconds, less
+  /// than a round trip to a worker thread). Returns `null` (and takes nothing)
+  /// otherwise; then call `storeText`.
   #[napi]
-  pub fn store_text_now(&self, key: String, text: &mut NativeText, content_type: String) -> Result<Option<StoreOutcome>> {
-    let Backend::Memory(memory) = &self.backend else {
-      return Ok(None);
-    };
+  pub fn store_text_now(
+    &self,
+    key: String,
+    text: &mut NativeText,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> Result<Option<StoreOutcome>> {
+    if let Backend::File(_) = &self.backend {
+      if text.utf8_len_if_ascii().is_none_or(|len| len > INLINE_WRITE_LIMIT) {
+        return Ok(None);
+      }
+    }
     let Some(bytes) = text.take_if_utf8() else {
       return Ok(None);
     };
     let byte_length = bytes.len() as f64;
-    let reference = memory
-      .store(&key, Bytes::from(bytes), &content_type)
-      .map_err(to_js_error)?;
+    let sequence = self.backend.next_sequence();
+    let reference = self.backend.store(sequence, &key, Bytes::from(bytes), &content_type, style(concatenated))?;
     Ok(Some(StoreOutcome { reference, byte_length }))
+  }
+
+  /// Stores small content right away on the JavaScript thread: any size in memory,
+  /// up to [`INLINE_WRITE_LIMIT`] bytes for files. Returns `null` for larger files;
+  /// then call `storeBytes`, which works on a worker thread.
+  #[napi]
+  pub fn store_bytes_now(
+    &self,
+    key: String,
+    content: &[u8],
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> Result<Option<StoreOutcome>> {
+    let inline = match &self.backend {
+      Backend::Memory(_) => content.len() <= INLINE_COPY_LIMIT,
+      Backend::File(_) => content.len() <= INLINE_WRITE_LIMIT,
+    };
+    if !inline {
+      return Ok(None);
+    }
+    let sequence = self.backend.next_sequence();
+    let reference = self.backend.store(sequence, &key, Bytes::copy_from_slice(content), &content_type, style(concatenated))?;
+    Ok(Some(StoreOutcome { reference, byte_length: content.len() as f64 }))
   }
 
   /// Stores raw bytes (copied on the worker thread).

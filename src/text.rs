@@ -126,7 +126,9 @@ impl NativeText {
   pub fn push_latin1(&mut self, slice: StringArg) -> Result<()> {
     if !matches!(self.segments.last(), Some(Segment::Latin1(_))) {
       let remaining = self.expected_units.saturating_sub(self.length() as usize);
-      self.segments.push(Segment::Latin1(Vec::with_capacity(remaining)));
+      // One byte more than the text: napi always writes a terminating NUL, and a
+      // buffer that had to grow for it would free and reallocate 10 MB blocks.
+      self.segments.push(Segment::Latin1(Vec::with_capacity(remaining + 1)));
     }
     match self.segments.last_mut() {
       Some(Segment::Latin1(buffer)) => {
@@ -165,6 +167,15 @@ impl NativeText {
   pub fn take(&mut self) -> PendingText {
     let non_ascii = std::mem::replace(&mut self.non_ascii, false);
     PendingText { segments: std::mem::take(&mut self.segments), non_ascii }
+  }
+
+  /// The UTF-8 length of the text if it is all ASCII (then bytes are characters).
+  pub fn utf8_len_if_ascii(&self) -> Option<usize> {
+    if self.non_ascii {
+      None
+    } else {
+      Some(self.length() as usize)
+    }
   }
 
   /// The text as UTF-8 if that needs no encoding work (it is all ASCII, in one

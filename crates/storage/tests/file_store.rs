@@ -514,26 +514,3 @@ fn read_only_directory_gives_io_error_and_keeps_existing_artifacts() {
     );
     assert_eq!(&store.retrieve(&before).unwrap().content[..], b"kept");
 }
-
-/// Not run by default: `cargo test -p offload-storage --release -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn ten_thousand_sequential_stores_timing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = FileStore::new(s(tmp.path()));
-    let mut halves = Vec::new();
-    for _ in 0..2 {
-        let start = std::time::Instant::now();
-        for i in 0..5000 {
-            store
-                .store("tool", Bytes::from(format!("content {i}")), "text/plain")
-                .unwrap();
-        }
-        halves.push(start.elapsed());
-    }
-    println!("first 5000: {:?}, second 5000: {:?}", halves[0], halves[1]);
-    assert!(
-        halves[1] < halves[0] * 3,
-        "per-store cost must not grow with the number of artifacts"
-    );
-}

@@ -20,7 +20,7 @@ mod resolve;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -89,6 +89,9 @@ pub struct FileStore {
     artifact_dir: String,
     durable: bool,
     counter: AtomicU64,
+    /// Whether to stage content in unnamed (`O_TMPFILE`) files; turned off
+    /// for good after one cannot be linked.
+    anonymous_files: AtomicBool,
     opened: OnceLock<Opened>,
     open_lock: Mutex<()>,
 }
@@ -103,6 +106,7 @@ impl FileStore {
             artifact_dir: artifact_dir.to_owned(),
             durable: false,
             counter: AtomicU64::new(0),
+            anonymous_files: AtomicBool::new(true),
             opened: OnceLock::new(),
             open_lock: Mutex::new(()),
         }
@@ -164,13 +168,16 @@ impl FileStore {
     ) -> Result<String, StorageError> {
         let opened = self.open()?;
         let dir = opened.dir.as_path();
-        let temp = self.write_temp(opened, &content)?;
-        let filename = match self.publish(dir, &temp, sequence, key, content_type) {
+        let filename = match self.stage_and_publish(opened, &content, sequence, key, content_type) {
             Ok(name) => name,
-            Err(e) => {
-                let _ = fs::remove_file(&temp);
-                return Err(e);
+            Err(e) if self.anonymous_files.load(Ordering::Relaxed) => {
+                // An unnamed file that could not be linked (for example where
+                // `/proc` is not mounted): use named temporary files from now on.
+                self.anonymous_files.store(false, Ordering::Relaxed);
+                self.stage_and_publish(opened, &content, sequence, key, content_type)
+                    .map_err(|_| e)?
             }
+            Err(e) => return Err(e),
         };
         let target = dir.join(&filename);
         if let Err(e) = opened.types.record(&filename, content_type, self.durable) {
@@ -193,16 +200,38 @@ impl FileStore {
         })
     }
 
-    /// Writes the temporary file, creating the directory if it has gone
-    /// missing (and then starting a new journal in it).
-    fn write_temp(&self, opened: &Opened, content: &[u8]) -> Result<PathBuf, StorageError> {
+    /// Writes `content` unnamed into the directory and publishes it under the
+    /// first free artifact name; nothing is left behind on failure.
+    fn stage_and_publish(
+        &self,
+        opened: &Opened,
+        content: &[u8],
+        sequence: u64,
+        key: &str,
+        content_type: &str,
+    ) -> Result<String, StorageError> {
         let dir = opened.dir.as_path();
-        match publish::write_temp(dir, content, self.durable) {
+        let staged = self.stage(opened, content)?;
+        match self.publish(dir, &staged, sequence, key, content_type) {
+            Ok(name) => Ok(name),
+            Err(e) => {
+                staged.discard();
+                Err(e)
+            }
+        }
+    }
+
+    /// Stages the content, creating the directory if it has gone missing
+    /// (and then starting a new journal in it).
+    fn stage(&self, opened: &Opened, content: &[u8]) -> Result<publish::Staged, StorageError> {
+        let dir = opened.dir.as_path();
+        let anonymous = self.anonymous_files.load(Ordering::Relaxed);
+        match publish::stage(dir, content, self.durable, anonymous) {
             Err(StorageError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                 fs::create_dir_all(dir)
                     .map_err(|e| StorageError::io("create artifact directory", dir, e))?;
                 opened.types.reset_journal();
-                publish::write_temp(dir, content, self.durable)
+                publish::stage(dir, content, self.durable, anonymous)
             }
             other => other,
         }
@@ -212,7 +241,7 @@ impl FileStore {
     fn publish(
         &self,
         dir: &Path,
-        temp: &Path,
+        staged: &publish::Staged,
         sequence: u64,
         key: &str,
         content_type: &str,
@@ -221,7 +250,7 @@ impl FileStore {
             let counter = if attempt == 0 { sequence } else { self.next_sequence() };
             let filename = names::artifact_filename(now_ms(), counter, key, content_type);
             let target = dir.join(&filename);
-            match publish::publish(temp, &target) {
+            match publish::publish_staged(staged, &target) {
                 Ok(true) => return Ok(filename),
                 Ok(false) => {}
                 Err(e) => return Err(StorageError::io("publish artifact", target, e)),

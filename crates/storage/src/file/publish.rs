@@ -1,10 +1,15 @@
 //! Crash-safe, no-clobber publication of artifact files.
 //!
-//! Content is first written to a hidden temporary file in the artifact
-//! directory and then given its final name with `link(2)`, which fails with
-//! `EEXIST` instead of replacing an existing file. A file therefore never
-//! appears under its final name half-written, and two writers (threads,
-//! instances or processes) never overwrite each other's artifacts.
+//! Content is first written to a file with no name yet and then given its
+//! final name with a link, which fails with `EEXIST` instead of replacing an
+//! existing file. A file therefore never appears under its final name
+//! half-written, and two writers (threads, instances or processes) never
+//! overwrite each other's artifacts.
+//!
+//! On Linux the unnamed file is an `O_TMPFILE` inode, linked in with
+//! `linkat`: one directory entry per store and nothing to clean up after a
+//! crash. Elsewhere (or where the file system lacks `O_TMPFILE`) it is a
+//! hidden temporary file, hard-linked to the final name and then unlinked.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -25,6 +30,107 @@ static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// How many temporary names to try before giving up.
 const TEMP_NAME_ATTEMPTS: u32 = 100;
+
+/// Content written to the artifact directory but not yet published.
+pub(crate) enum Staged {
+    /// An `O_TMPFILE` inode, kept open until it is linked.
+    #[cfg(target_os = "linux")]
+    Anonymous(File),
+    /// A hidden temporary file.
+    Named(PathBuf),
+}
+
+impl Staged {
+    /// Removes what was staged (best effort): after a failed store.
+    pub(crate) fn discard(self) {
+        match self {
+            #[cfg(target_os = "linux")]
+            Staged::Anonymous(_) => {}
+            Staged::Named(path) => {
+                let _ = fs::remove_file(path);
+            }
+        }
+    }
+}
+
+/// Writes `content` into `dir` without giving it a name yet: in an unnamed
+/// file when `anonymous` is set and the platform supports it, else in a hidden
+/// temporary file.
+pub(crate) fn stage(
+    dir: &Path,
+    content: &[u8],
+    durable: bool,
+    anonymous: bool,
+) -> Result<Staged, StorageError> {
+    #[cfg(target_os = "linux")]
+    if anonymous {
+        if let Some(file) = write_anonymous(dir, content, durable)? {
+            return Ok(Staged::Anonymous(file));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = anonymous;
+    write_temp(dir, content, durable).map(Staged::Named)
+}
+
+/// Writes `content` to an `O_TMPFILE` inode in `dir`; `Ok(None)` when the file
+/// system does not support unnamed files.
+#[cfg(target_os = "linux")]
+fn write_anonymous(dir: &Path, content: &[u8], durable: bool) -> Result<Option<File>, StorageError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = OpenOptions::new()
+        .write(true)
+        .mode(0o644)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOSYS)
+            ) =>
+        {
+            return Ok(None)
+        }
+        Err(e) => return Err(StorageError::io("create temporary file", dir, e)),
+    };
+    file.write_all(content)
+        .and_then(|()| if durable { file.sync_all() } else { Ok(()) })
+        .map_err(|e| StorageError::io("write artifact", dir, e))?;
+    Ok(Some(file))
+}
+
+/// Gives staged content the name `target` without ever replacing an existing
+/// file. `Ok(true)` when published, `Ok(false)` when `target` exists (the
+/// content stays staged so the caller can try another name).
+pub(crate) fn publish_staged(staged: &Staged, target: &Path) -> io::Result<bool> {
+    match staged {
+        #[cfg(target_os = "linux")]
+        Staged::Anonymous(file) => link_anonymous(file, target),
+        Staged::Named(temp) => publish(temp, target),
+    }
+}
+
+/// Links an `O_TMPFILE` inode at `target` (through its `/proc/self/fd` entry,
+/// which needs no privilege).
+#[cfg(target_os = "linux")]
+fn link_anonymous(file: &File, target: &Path) -> io::Result<bool> {
+    use rustix::fs::{linkat, AtFlags, CWD};
+    use std::os::unix::io::AsRawFd;
+    let source = format!("/proc/self/fd/{}", file.as_raw_fd());
+    match linkat(CWD, source.as_str(), CWD, target, AtFlags::SYMLINK_FOLLOW) {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            let e = io::Error::from(e);
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                Ok(false)
+            } else {
+                Err(e)
+            }
+        }
+    }
+}
 
 /// Writes `content` to a new temporary file in `dir` and returns its path.
 /// With `durable`, the file's data is flushed to stable storage. On failure
@@ -171,6 +277,42 @@ mod tests {
         assert!(publish(&temp, &other).unwrap());
         assert_eq!(fs::read(&other).unwrap(), b"second");
         assert!(!temp.exists());
+    }
+
+    /// Both staging kinds publish under a free name only, and leave no
+    /// directory entry besides the published one.
+    #[test]
+    fn staged_content_publishes_without_overwriting() {
+        for anonymous in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let target = dir.path().join("a.txt");
+            fs::write(&target, b"first").unwrap();
+            let staged = stage(dir.path(), b"second", false, anonymous).unwrap();
+            #[cfg(target_os = "linux")]
+            assert_eq!(matches!(staged, Staged::Anonymous(_)), anonymous);
+            assert!(!publish_staged(&staged, &target).unwrap());
+            assert_eq!(fs::read(&target).unwrap(), b"first");
+            let other = dir.path().join("b.txt");
+            assert!(publish_staged(&staged, &other).unwrap());
+            drop(staged);
+            assert_eq!(fs::read(&other).unwrap(), b"second");
+            let mut names: Vec<_> = fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            names.sort();
+            assert_eq!(names, ["a.txt", "b.txt"], "anonymous={anonymous}");
+        }
+    }
+
+    /// A discarded unnamed file leaves nothing in the directory.
+    #[test]
+    fn discarded_staging_leaves_nothing() {
+        for anonymous in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            stage(dir.path(), b"gone", false, anonymous).unwrap().discard();
+            assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "anonymous={anonymous}");
+        }
     }
 
     #[test]
