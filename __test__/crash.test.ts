@@ -18,10 +18,10 @@ interface Printed {
   contentType: string
 }
 
-/** Runs the writer; kills it `delayMs` after it is ready (or lets it finish). */
-function runWriter(runId: number, seed: number, delayMs: number | null) {
+/** Runs the writer in `dir`; kills it `delayMs` after it is ready (or lets it finish). */
+function runWriter(runId: number, seed: number, delayMs: number | null, dir = work.path) {
   return new Promise<{ printed: Printed[]; killed: boolean; done: boolean }>((resolve, reject) => {
-    const child = spawn(process.execPath, [WRITER, work.path, String(runId), String(seed)], {
+    const child = spawn(process.execPath, [WRITER, dir, String(runId), String(seed)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
@@ -90,5 +90,30 @@ test(
     const names = new Set(readdirSync(work.path))
     for (const p of final.printed) expect(names.has(p.ref.split('/').pop()!)).toBe(true)
     console.log(`crash test: ${kills} kills, ${all.length} artifacts printed before kills`)
+  },
+)
+
+test(
+  'two processes storing the same keys into one directory lose nothing',
+  { timeout: 180_000 },
+  async () => {
+    const shared = tempDir('co-two-procs-')
+    try {
+      // Same run id and seed: both write identical keys, sizes and content types at the
+      // same time, so equal file names (same millisecond and counter) really happen.
+      const [a, b] = await Promise.all([runWriter(7, 777, null, shared.path), runWriter(7, 777, null, shared.path)])
+      expect(a.done && b.done).toBe(true)
+      const printed = [...a.printed, ...b.printed]
+      expect(printed).toHaveLength(2000)
+      expect(new Set(printed.map((p) => p.ref)).size).toBe(2000)
+      const fresh = new ours.FileStorage(shared.path)
+      for (const p of printed) {
+        const got = await fresh.retrieve(p.ref)
+        expect(createHash('sha256').update(got.content).digest('hex'), p.ref).toBe(p.sha)
+        expect(got.contentType, p.ref).toBe(p.contentType)
+      }
+    } finally {
+      shared.cleanup()
+    }
   },
 )
