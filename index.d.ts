@@ -1,5 +1,6 @@
 import type { LocalAgent, Plugin, Tool } from '@strands-agents/sdk'
 import type { Storage as UnifiedStorage } from '@strands-agents/sdk/storage'
+import type { Snapshot, SnapshotLocation, SnapshotManifest, SnapshotStorage } from '@strands-agents/sdk'
 
 /**
  * What a stored block comes back as.
@@ -57,22 +58,49 @@ export declare class ContextOffloader implements Plugin {
 }
 
 /**
+ * The SDK's unified `Storage` (`@strands-agents/sdk/storage`) as our storages
+ * implement it: keys normalised as the SDK's `normalizeKey` (runs of `/` collapsed,
+ * leading and trailing `/` stripped; empty keys, `..` segments and backslashes
+ * rejected with the SDK's `StorageError`), listings sorted.
+ */
+export interface UnifiedStorageMethods {
+  /** Stores `data` under `key`, replacing any value. */
+  write(key: string, data: Uint8Array): Promise<void>
+  /** The bytes under `key` (a copy), or `null`. */
+  read(key: string): Promise<Uint8Array | null>
+  /** Removes `key`; a no-op when it does not exist. */
+  delete(key: string): Promise<void>
+  /** Full keys starting with `prefix`, sorted; `''` lists every key. */
+  list(prefix: string): Promise<string[]>
+  /** A view with every key under `prefix` (composable). */
+  namespace(prefix: string): UnifiedStorageMethods
+}
+
+/**
  * Offloaded content held in native memory (off the V8 heap), with turn-based
  * eviction: entries neither stored nor retrieved within `evictAfterTurns` agent
  * cycles are dropped. References look like `mem_<n>_<key>`.
+ *
+ * Also the SDK's unified `Storage` (keys in a separate native map, marked ephemeral),
+ * so it works as `new Agent({ storage })`.
  */
-export declare class InMemoryStorage implements OffloaderStorage {
+export declare class InMemoryStorage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
   /** The default eviction window (20 cycles). */
   static readonly DEFAULT_EVICT_AFTER_TURNS: number
   /** @param evictAfterTurns idle cycles before eviction; `null` disables. Default 20. */
   constructor(evictAfterTurns?: number | null)
   store(key: string, content: Uint8Array, contentType?: string): Promise<string>
   retrieve(reference: string): Promise<StoredContent>
-  /** Removes all stored content. */
+  write(key: string, data: Uint8Array): Promise<void>
+  read(key: string): Promise<Uint8Array | null>
+  delete(key: string): Promise<void>
+  list(prefix: string): Promise<string[]>
+  namespace(prefix: string): UnifiedStorageMethods
+  /** Removes all stored content (offloaded blocks and unified-storage values). */
   clear(): void
-  /** Number of entries held. */
+  /** Number of offloaded blocks held (unified-storage values not counted). */
   readonly size: number
-  /** Total bytes of content held in native memory. */
+  /** Total bytes of offloaded blocks held in native memory. */
   readonly byteLength: number
 }
 
@@ -88,12 +116,91 @@ export interface FileStorageOptions {
  * Offloaded content as files in one directory, named as the SDK names them
  * (`<ms>_<n>_<key><ext>`), written atomically, with content types that survive
  * restarts and concurrent writers. `retrieve` never reads outside the directory.
+ *
+ * Also the SDK's unified `Storage`, with the files of the SDK's `LocalFileStorage`,
+ * so it works as `new Agent({ storage })`.
  */
-export declare class FileStorage implements OffloaderStorage {
+export declare class FileStorage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
   /** @param options the directory, or {@link FileStorageOptions}. Default `./artifacts`. */
   constructor(options?: string | FileStorageOptions)
   store(key: string, content: Uint8Array, contentType?: string): Promise<string>
   retrieve(reference: string): Promise<StoredContent>
+  /**
+   * Unified storage: `key` is the file `<dir>/<key>`, laid out as the SDK's
+   * `LocalFileStorage` lays it out. Keys whose first segment is an artifact file
+   * name (`<ms>_<n>_...`), `.metadata.json`, `.metadata.journal` or `.tmp-*` are
+   * reserved for offloaded artifacts and rejected; `list` skips them.
+   */
+  write(key: string, data: Uint8Array): Promise<void>
+  read(key: string): Promise<Uint8Array | null>
+  delete(key: string): Promise<void>
+  list(prefix: string): Promise<string[]>
+  namespace(prefix: string): UnifiedStorageMethods
   /** The artifact directory, as given. */
   readonly artifactDir: string
+}
+
+/** Options of {@link S3Storage}. */
+export interface S3StorageOptions {
+  /** Key prefix; trailing slashes are normalised to one (`a/b//` → `a/b/`). Default none. */
+  prefix?: string
+  /** Region; default the environment's (`AWS_REGION`, profile), else `us-east-1`. */
+  region?: string
+  /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:3900`. */
+  endpoint?: string
+  /** Path-style addressing (`<endpoint>/<bucket>/<key>`). Default false. */
+  forcePathStyle?: boolean
+  /** Static credentials; default the standard AWS provider chain. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
+  /** Bound on connecting and on each attempt of a request, in ms. Default 30000. */
+  timeoutMs?: number
+  /** Attempts per request (throttling, 5xx and connection errors are retried with backoff). Default 3. */
+  maxAttempts?: number
+  /** Requests in flight at once for this storage. Default 8. */
+  maxInFlight?: number
+}
+
+/**
+ * Offloaded content as S3 objects (`s3://<bucket>/<prefix><ms>_<n>_<key>`), the
+ * content type as the object's Content-Type. Requests run natively with bounded
+ * timeouts, retries and concurrency; large bodies go up as multipart uploads.
+ */
+export declare class S3Storage implements OffloaderStorage {
+  constructor(bucket: string, options?: S3StorageOptions)
+  store(key: string, content: Uint8Array, contentType?: string): Promise<string>
+  retrieve(reference: string): Promise<StoredContent>
+  /** The bucket objects are written to. */
+  readonly bucket: string
+  /** The normalised key prefix (`''` or ending in `/`). */
+  readonly prefix: string
+}
+
+/** Options of {@link FileSnapshotStorage}. */
+export interface FileSnapshotStorageOptions {
+  /** Root directory of all sessions (created on first save). */
+  baseDir: string
+  /** fsync every snapshot file and directory entry before a save resolves. Default false. */
+  durable?: boolean
+}
+
+/**
+ * Session snapshots as files, in the layout of the SDK's session `FileStorage`
+ * (`<baseDir>/<sessionId>/scopes/<scope>/<scopeId>/snapshots/`), so either one reads
+ * what the other wrote. Writes are atomic (temporary file + rename); file I/O runs on
+ * worker threads. Pass it as `new SessionManager({ storage: { snapshot: storage } })`
+ * (or directly as `storage`).
+ */
+export declare class FileSnapshotStorage implements SnapshotStorage {
+  /** @param options the base directory, or {@link FileSnapshotStorageOptions}. */
+  constructor(options: string | FileSnapshotStorageOptions)
+  /** The base directory, as given. */
+  readonly baseDir: string
+  /** This storage, so it can be passed directly as `SessionManagerConfig.storage`. */
+  readonly snapshot: this
+  saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void>
+  loadSnapshot(params: { location: SnapshotLocation; snapshotId?: string }): Promise<Snapshot | null>
+  listSnapshotIds(params: { location: SnapshotLocation; limit?: number; startAfter?: string }): Promise<string[]>
+  deleteSession(params: { sessionId: string }): Promise<void>
+  loadManifest(params: { location: SnapshotLocation }): Promise<SnapshotManifest>
+  saveManifest(params: { location: SnapshotLocation; manifest: SnapshotManifest }): Promise<void>
 }

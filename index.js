@@ -8,6 +8,7 @@ import {
   ImageBlock,
   JsonBlock,
   Message,
+  StorageError,
   TextBlock,
   ToolResultBlock,
   VideoBlock,
@@ -107,7 +108,33 @@ function toBytes(content) {
   throw new TypeError('content must be a Uint8Array, Buffer, ArrayBuffer or string')
 }
 
-/** Shared implementation of the two native-backed storages' store/retrieve. */
+/**
+ * The SDK's `StorageError` for a failed key-value operation of the native store. Native
+ * messages are `<SDK message>\0<OS error or nothing>`; the SDK message may contain NUL
+ * itself (keys may), the OS error never does, so the split is at the last NUL.
+ */
+function toStorageError(err) {
+  const text = String(err?.message ?? err)
+  const split = text.lastIndexOf('\u0000')
+  if (split < 0) return new StorageError(text, { cause: err })
+  const cause = text.slice(split + 1)
+  return new StorageError(text.slice(0, split), cause ? { cause: new Error(cause) } : undefined)
+}
+
+/** Runs a native key-value call, rethrowing its failure as the SDK's `StorageError`. */
+async function kvCall(run) {
+  try {
+    return await run()
+  } catch (err) {
+    throw toStorageError(err)
+  }
+}
+
+/**
+ * Shared implementation of the two native-backed storages: the offloader interface
+ * (`store`/`retrieve`) and the SDK's unified `Storage` (`write`/`read`/`delete`/
+ * `list`/`namespace`), with keys normalised natively as the SDK's `normalizeKey`.
+ */
 class NativeBackedStorage {
   constructor(nativeStore, concatenated) {
     Object.defineProperty(this, NATIVE, { value: nativeStore })
@@ -135,6 +162,53 @@ class NativeBackedStorage {
     const outcome = await this[NATIVE].retrieve(String(reference))
     return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
   }
+
+  /**
+   * Unified storage: stores `data` under `key`, replacing any value (bytes are copied).
+   * @param {string} key
+   * @param {Uint8Array} data
+   */
+  async write(key, data) {
+    const nativeStore = this[NATIVE]
+    const bytes = toBytes(data)
+    await kvCall(async () => {
+      if (!nativeStore.kvWriteNow(key, bytes)) await nativeStore.kvWrite(key, bytes)
+    })
+  }
+
+  /**
+   * Unified storage: the bytes under `key` (a copy), or `null`.
+   * @param {string} key
+   */
+  async read(key) {
+    const value = await kvCall(() => this[NATIVE].kvRead(key))
+    return value === null ? null : asUint8Array(value)
+  }
+
+  /**
+   * Unified storage: removes `key` (no-op when missing).
+   * @param {string} key
+   */
+  async delete(key) {
+    await kvCall(() => this[NATIVE].kvDelete(key))
+  }
+
+  /**
+   * Unified storage: the full keys starting with `prefix`, sorted.
+   * @param {string} prefix
+   */
+  async list(prefix) {
+    return kvCall(() => this[NATIVE].kvList(prefix))
+  }
+
+  /**
+   * Unified storage: a view with every key under `prefix` (composable; marked as
+   * namespaced, as the SDK's views are).
+   * @param {string} prefix
+   */
+  namespace(prefix) {
+    return namespaceView(this, prefix)
+  }
 }
 
 /**
@@ -145,7 +219,9 @@ class NativeBackedStorage {
 export class InMemoryStorage extends NativeBackedStorage {
   static DEFAULT_EVICT_AFTER_TURNS = DEFAULT_EVICT_AFTER
   #evictAfterTurns
-  #boundAgent = null
+  #boundAgent = null;
+  /** Content does not survive a restart (as the SDK's unified InMemoryStorage). */
+  [EPHEMERAL] = true
 
   /** @param {number | null} [evictAfterTurns=20] - idle cycles before eviction; `null` disables. */
   constructor(evictAfterTurns = InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
@@ -156,9 +232,10 @@ export class InMemoryStorage extends NativeBackedStorage {
     this.#evictAfterTurns = evictAfterTurns
   }
 
-  /** Removes all stored content. */
+  /** Removes all stored content (offloaded blocks and unified-storage values). */
   clear() {
     this[NATIVE].clear()
+    this[NATIVE].kvClear()
   }
 
   /** Number of entries held. */
@@ -231,6 +308,16 @@ export class FileStorage extends NativeBackedStorage {
   }
 
   /**
+   * Unified storage: a view rooted at `<dir>/<prefix>`, as the SDK's
+   * `LocalFileStorage.namespace` (keys and error messages relative to it; composable).
+   * @param {string} prefix
+   */
+  namespace(prefix) {
+    const normalized = normalizePrefix(prefix)
+    return fileNamespaceView(this[NATIVE], normalized)
+  }
+
+  /**
    * A storage on the same directory with its own counter and the SDK plugin's
    * reference form (`<dir>/<file>`), as the SDK's per-agent FileStorage has.
    * @internal
@@ -239,6 +326,70 @@ export class FileStorage extends NativeBackedStorage {
     const view = new FileStorage({ artifactDir: this.#artifactDir, durable: this.#durable })
     view[PLUGIN_VIEW] = true
     return view
+  }
+}
+
+// ── S3Storage ─────────────────────────────────────────────────────────────────────
+
+/**
+ * Offloaded content as objects of one S3 bucket (AWS or any S3-compatible server),
+ * with the SDK's object keys (`<prefix><ms>_<n>_<key>`) and references
+ * (`s3://<bucket>/<key>`; raw keys are accepted by `retrieve`). Uploads, downloads and
+ * searches run natively: at most `maxInFlight` (8) requests at once, each attempt
+ * bounded by `timeoutMs`, throttling/5xx/connection errors retried with backoff up to
+ * `maxAttempts`, bodies above 16 MiB uploaded in parts (aborted on failure).
+ */
+export class S3Storage {
+  /**
+   * @param {string} bucket
+   * @param {import('./index.d.ts').S3StorageOptions} [options]
+   */
+  constructor(bucket, options = {}) {
+    if (typeof bucket !== 'string' || bucket.length === 0) throw new TypeError('S3Storage bucket must be a non-empty string')
+    const { prefix, region, endpoint, forcePathStyle, credentials, timeoutMs, maxAttempts, maxInFlight } = options ?? {}
+    Object.defineProperty(this, NATIVE, {
+      value: new native.NativeS3Store(bucket, {
+        prefix,
+        region,
+        endpoint,
+        forcePathStyle,
+        credentials,
+        timeoutMs,
+        maxAttempts,
+        maxInFlight,
+      }),
+    })
+    Object.defineProperty(this, PLUGIN_VIEW, { value: false })
+  }
+
+  /** The bucket objects are written to. */
+  get bucket() {
+    return this[NATIVE].bucket
+  }
+
+  /** The normalised key prefix (`''` or ending in `/`). */
+  get prefix() {
+    return this[NATIVE].prefix
+  }
+
+  /**
+   * Uploads one content block and returns its `s3://` reference.
+   * @param {string} key
+   * @param {Uint8Array} content
+   * @param {string} [contentType='text/plain'] - stored as the object's Content-Type.
+   */
+  async store(key, content, contentType = 'text/plain') {
+    const outcome = await this[NATIVE].storeBytes(String(key), toBytes(content), String(contentType), false)
+    return outcome.reference
+  }
+
+  /**
+   * Downloads a block by reference; rejects with `Reference not found: <ref>` when unknown.
+   * @param {string} reference
+   */
+  async retrieve(reference) {
+    const outcome = await this[NATIVE].retrieve(String(reference))
+    return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
   }
 }
 
@@ -274,10 +425,10 @@ function unframeContent(frame) {
 
 /** The SDK's namespacing of unified storages (prefix normalisation included). */
 function normalizePrefix(prefix) {
-  if (prefix.includes('\\')) throw new Error(`Invalid storage prefix '${prefix}': backslashes are not allowed`)
+  if (prefix.includes('\\')) throw new StorageError(`Invalid storage prefix '${prefix}': backslashes are not allowed`)
   const parts = prefix.split('/')
   const segments = parts.filter(Boolean)
-  if (segments.includes('..')) throw new Error(`Invalid storage prefix '${prefix}': '..' path segments are not allowed`)
+  if (segments.includes('..')) throw new StorageError(`Invalid storage prefix '${prefix}': '..' path segments are not allowed`)
   const joined = segments.join('/')
   return parts[parts.length - 1] === '' && joined ? joined + '/' : joined
 }
@@ -294,6 +445,36 @@ function namespaceView(storage, prefix) {
     [NAMESPACED]: true,
   }
   if (EPHEMERAL in storage) view[EPHEMERAL] = true
+  return view
+}
+
+/**
+ * A namespaced view of a native file store: the directory `<dir>/<scope>`, with keys,
+ * listings and error messages relative to it (what the SDK's `LocalFileStorage`
+ * namespace returns). Confinement and reserved names are checked from the root.
+ */
+function fileNamespaceView(nativeStore, scope) {
+  const view = {
+    async write(key, data) {
+      const bytes = toBytes(data)
+      await kvCall(() => nativeStore.kvWrite(key, bytes, scope))
+    },
+    async read(key) {
+      const value = await kvCall(() => nativeStore.kvRead(key, scope))
+      return value === null ? null : asUint8Array(value)
+    },
+    async delete(key) {
+      await kvCall(() => nativeStore.kvDelete(key, scope))
+    },
+    async list(prefix) {
+      return kvCall(() => nativeStore.kvList(prefix, scope))
+    },
+    namespace(sub) {
+      const normalized = normalizePrefix(sub)
+      return fileNamespaceView(nativeStore, normalized ? `${scope}/${normalized}` : scope)
+    },
+  }
+  Object.defineProperty(view, NAMESPACED, { value: true })
   return view
 }
 
@@ -444,6 +625,8 @@ export class ContextOffloader {
   _storageByAgent = new WeakMap()
   _keyStoredAt = new Map()
   _retrievalTool
+  /** Whether `_storage` is the agent's own storage, one of ours (see `initAgent`). */
+  _usesAgentStorage = false
 
   /** @param {import('./index.d.ts').ContextOffloaderConfig} [config] */
   constructor(config = {}) {
@@ -474,7 +657,24 @@ export class ContextOffloader {
   initAgent(agent) {
     // Without a storage the SDK uses the agent's, else its unified in-memory storage
     // (references are then the bare keys); ours does the same for identical output.
-    if (!this._storage) this._resolveAndSetStorage(agent.storage ?? new SdkUnifiedInMemoryStorage())
+    //
+    // When the agent's storage is one of ours (`new Agent({ storage: new FileStorage(dir) })`),
+    // it implements both interfaces. The SDK's plugin decides with
+    // `'store' in storage && 'retrieve' in storage`, so for that agent it takes the
+    // offloader path: it calls `store()`/`retrieve()` on that very instance (no
+    // `offloader/` keys, no framing), gives a FileStorage no per-agent view (it only does
+    // that for its own FileStorage class), so references are `path.join(dir, file)` numbered
+    // by the storage's own counter, and never binds or evicts an InMemoryStorage (it only
+    // does that for its own legacy class). We do exactly the same, so the model sees the
+    // same references as with the SDK's plugin, and one InMemoryStorage can serve as the
+    // storage of several agents, as a unified storage may. Taking the unified path
+    // instead would change every reference the model sees (bare keys instead of file
+    // paths or `mem_<n>_` names) and break the drop-in promise.
+    if (!this._storage) {
+      const agentStorage = agent.storage
+      this._resolveAndSetStorage(agentStorage ?? new SdkUnifiedInMemoryStorage())
+      this._usesAgentStorage = agentStorage !== undefined && agentStorage[NATIVE] !== undefined
+    }
     if (this._isLegacyMemoryStorage()) this._storage._bind(agent, this._evictAfterCycles)
     this._storageForAgent(agent)
     agent.addHook(AfterToolCallEvent, (event) => this._handleToolResult(event))
@@ -486,6 +686,7 @@ export class ContextOffloader {
   }
 
   _isLegacyMemoryStorage() {
+    if (this._usesAgentStorage) return false
     return this._storage instanceof InMemoryStorage || this._storage instanceof SdkInMemoryStorage
   }
 
@@ -512,6 +713,7 @@ export class ContextOffloader {
   }
 
   _perAgent() {
+    if (this._usesAgentStorage) return false
     return (
       this._sandboxableStorage !== undefined ||
       this._storage instanceof SdkFileStorage ||
@@ -700,5 +902,195 @@ export class ContextOffloader {
       if (label) newContent.push(new TextBlock(`[${label}, ${size} bytes${ref ? ` | ref: ${ref}` : ''}]`))
     }
     event.result = new ToolResultBlock({ toolUseId: event.result.toolUseId, status: event.result.status, content: newContent })
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Session snapshots: a native file-backed SnapshotStorage for the SDK's SessionManager.
+// JSON is encoded and parsed here; every file operation runs in Rust on a worker thread.
+// ---------------------------------------------------------------------------
+
+const { join: joinPath } = await import('node:path')
+const sdkErrors = await importSdkInternal('./errors.js')
+
+/** The SDK's `SessionError` (not exported by its entry point), or a look-alike. */
+const SessionError =
+  sdkErrors?.SessionError ??
+  class SessionError extends Error {
+    constructor(message, options) {
+      super(message, options)
+      this.name = 'SessionError'
+    }
+  }
+
+const SNAPSHOT_SCHEMA_VERSION = '1.0'
+
+/** The SDK's `validateIdentifier`, with its message. */
+function validateSnapshotIdentifier(id) {
+  if (!/^[a-z0-9_-]+$/.test(id)) {
+    throw new Error(`Identifier '${id}' can only contain lowercase letters, numbers, hyphens, and underscores`)
+  }
+  return id
+}
+
+/** The SDK's `validateScope`, with its message. */
+function validateSnapshotScope(scope) {
+  if (scope !== 'agent' && scope !== 'multiAgent') {
+    throw new Error(`Invalid scope '${String(scope)}': must be 'agent' or 'multiAgent'`)
+  }
+  return scope
+}
+
+/** The SDK's `validateUuidV7`, with its message. */
+function validateSnapshotUuidV7(id) {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(id)) {
+    throw new Error(`'${id}' is not a valid UUID v7 snapshot ID`)
+  }
+}
+
+/**
+ * Session snapshots as files, in the layout of the SDK's session `FileStorage`
+ * (`<baseDir>/<sessionId>/scopes/<scope>/<scopeId>/snapshots/`: `snapshot_latest.json`,
+ * `manifest.json`, `immutable_history/snapshot_<uuid7>.json`), so either storage reads
+ * what the other wrote. Every write goes to a temporary file in the same directory and
+ * is renamed into place: a crash leaves the previous snapshot, never a torn one.
+ *
+ * Use it where the SDK's session `FileStorage` goes:
+ * `new SessionManager({ sessionId, storage: { snapshot: new FileSnapshotStorage(dir) } })`
+ * (passing the storage itself as `storage` works too).
+ */
+export class FileSnapshotStorage {
+  #baseDir
+  #native
+
+  /**
+   * @param {string | { baseDir: string, durable?: boolean }} options the base directory,
+   *   or options; `durable: true` fsyncs every file and directory entry before a save resolves.
+   */
+  constructor(options) {
+    const baseDir = typeof options === 'string' ? options : options?.baseDir
+    if (typeof baseDir !== 'string' || baseDir.length === 0) {
+      throw new TypeError('FileSnapshotStorage baseDir must be a non-empty string')
+    }
+    const durable = typeof options === 'object' && options !== null ? Boolean(options.durable) : false
+    this.#baseDir = baseDir
+    this.#native = new native.NativeSnapshotDir(baseDir, durable)
+  }
+
+  /** The base directory, as given. */
+  get baseDir() {
+    return this.#baseDir
+  }
+
+  /** This storage, so that it can be passed directly as `SessionManagerConfig.storage`. */
+  get snapshot() {
+    return this
+  }
+
+  /** Validates a location (as the SDK, in its order) and returns the file's path. */
+  #pathOf(location, filename) {
+    validateSnapshotIdentifier(location.sessionId)
+    validateSnapshotScope(location.scope)
+    validateSnapshotIdentifier(location.scopeId)
+    return joinPath(this.#baseDir, location.sessionId, 'scopes', location.scope, location.scopeId, 'snapshots', filename)
+  }
+
+  /** `[kind, snapshotId, path]` of a snapshot file, validated as the SDK does. */
+  #snapshotFile(location, snapshotId, latest) {
+    if (latest) return ['latest', undefined, this.#pathOf(location, 'snapshot_latest.json')]
+    validateSnapshotIdentifier(snapshotId)
+    const path = this.#pathOf(location, `immutable_history/snapshot_${snapshotId}.json`)
+    return ['history', String(snapshotId), path]
+  }
+
+  async #writeJSON(location, [kind, snapshotId, path], data) {
+    try {
+      const text = JSON.stringify(data, null, 2)
+      await this.#native.write(location.sessionId, location.scope, location.scopeId, kind, snapshotId, text)
+    } catch (error) {
+      throw new SessionError(`Failed to write file ${path}`, { cause: error })
+    }
+  }
+
+  async #readJSON(location, [kind, snapshotId, path]) {
+    let text
+    try {
+      text = await this.#native.read(location.sessionId, location.scope, location.scopeId, kind, snapshotId)
+    } catch (error) {
+      throw new SessionError(`File system error reading ${path}`, { cause: error })
+    }
+    if (text === null) return null
+    try {
+      return JSON.parse(text)
+    } catch (error) {
+      throw new SessionError(`Invalid JSON in file ${path}`, { cause: error })
+    }
+  }
+
+  /**
+   * Saves a snapshot: to `snapshot_latest.json` when `isLatest`, else to
+   * `immutable_history/snapshot_<snapshotId>.json`. Saves to one file land in call order.
+   */
+  async saveSnapshot(params) {
+    const file = this.#snapshotFile(params.location, params.snapshotId, params.isLatest)
+    await this.#writeJSON(params.location, file, params.snapshot)
+  }
+
+  /** Loads the latest snapshot, or the immutable one `snapshotId`; `null` when there is none. */
+  async loadSnapshot(params) {
+    const file = this.#snapshotFile(params.location, params.snapshotId, params.snapshotId === undefined)
+    return this.#readJSON(params.location, file)
+  }
+
+  /**
+   * Immutable snapshot ids of a scope in chronological (UUID v7) order: after the
+   * exclusive cursor `startAfter`, at most `limit` of them.
+   */
+  async listSnapshotIds(params) {
+    if (params.limit !== undefined && params.limit <= 0) return []
+    if (params.startAfter) validateSnapshotUuidV7(params.startAfter)
+    const { location } = params
+    this.#pathOf(location, 'immutable_history')
+    // `Array.prototype.slice` semantics for the page size: NaN -> 0, fractions truncated.
+    let limit
+    if (params.limit !== undefined) {
+      const n = Math.trunc(Number(params.limit))
+      limit = Number.isNaN(n) ? 0 : n
+    }
+    try {
+      return await this.#native.listIds(
+        location.sessionId,
+        location.scope,
+        location.scopeId,
+        params.startAfter ? String(params.startAfter) : undefined,
+        limit,
+      )
+    } catch (error) {
+      throw new SessionError(`Failed to list snapshots for session ${location.sessionId}`, { cause: error })
+    }
+  }
+
+  /** Removes every file of the session (`<baseDir>/<sessionId>/`); no-op when absent. */
+  async deleteSession(params) {
+    validateSnapshotIdentifier(params.sessionId)
+    joinPath(this.#baseDir, params.sessionId)
+    try {
+      await this.#native.deleteSession(params.sessionId)
+    } catch (error) {
+      throw new SessionError(`Failed to delete session ${params.sessionId}`, { cause: error })
+    }
+  }
+
+  /** The scope's manifest, or a fresh default (`schemaVersion` 1.0, now) when none was saved. */
+  async loadManifest(params) {
+    const file = ['manifest', undefined, this.#pathOf(params.location, 'manifest.json')]
+    const manifest = await this.#readJSON(params.location, file)
+    return manifest ?? { schemaVersion: SNAPSHOT_SCHEMA_VERSION, updatedAt: new Date().toISOString() }
+  }
+
+  /** Saves the scope's manifest atomically. */
+  async saveManifest(params) {
+    const file = ['manifest', undefined, this.#pathOf(params.location, 'manifest.json')]
+    await this.#writeJSON(params.location, file, params.manifest)
   }
 }

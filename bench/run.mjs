@@ -23,8 +23,10 @@ import * as search from './scenarios/search.mjs'
 import * as backtracking from './scenarios/backtracking.mjs'
 import * as eventLoop from './scenarios/event-loop.mjs'
 import * as memory from './scenarios/memory.mjs'
+import * as sessions from './scenarios/sessions.mjs'
+import * as s3 from './scenarios/s3.mjs'
 
-const SCENARIOS = [offload, fileStore, search, backtracking, eventLoop, memory]
+const SCENARIOS = [offload, fileStore, search, backtracking, eventLoop, memory, sessions, s3]
 
 const { values: options } = parseArgs({
   options: {

@@ -13,10 +13,16 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod error;
+mod kv;
+mod s3;
 mod search;
+mod snapshot;
 mod store;
 mod text;
 
+pub use kv::*;
+pub use s3::*;
 pub use search::*;
+pub use snapshot::*;
 pub use store::*;
 pub use text::*;

@@ -24,7 +24,7 @@ const INLINE_COPY_LIMIT: usize = 1024 * 1024;
 
 /// The backend a [`NativeStore`] wraps.
 #[derive(Clone)]
-enum Backend {
+pub(crate) enum Backend {
   Memory(Arc<MemoryStore>),
   File(Arc<FileStore>),
 }
@@ -73,7 +73,7 @@ fn cycles(value: Option<f64>) -> Result<Option<u64>> {
 /// A storage backend living in native memory or on disk.
 #[napi]
 pub struct NativeStore {
-  backend: Backend,
+  pub(crate) backend: Backend,
 }
 
 /// What a store resolves with.

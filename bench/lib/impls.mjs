@@ -27,6 +27,7 @@ export async function loadSdk() {
     ContextOffloader: sdkPlugin.ContextOffloader,
     InMemoryStorage: sdkPlugin.InMemoryStorage,
     FileStorage: sdkPlugin.FileStorage,
+    S3Storage: sdkPlugin.S3Storage,
   }
 }
 
@@ -45,6 +46,7 @@ export async function loadOurs() {
       ContextOffloader: ours.ContextOffloader,
       InMemoryStorage: ours.InMemoryStorage,
       FileStorage: ours.FileStorage,
+      S3Storage: ours.S3Storage,
     }
   } catch (error) {
     return { side: 'ours', error: error?.message ?? String(error) }

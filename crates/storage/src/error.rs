@@ -35,6 +35,24 @@ pub enum StorageError {
     /// of zero cycles, or an artifact directory containing a NUL byte).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// A unified-storage key or prefix was rejected by
+    /// [`normalize_key`](crate::normalize_key) (or names a file reserved for
+    /// offloaded artifacts). The message matches the SDK's `StorageError`.
+    #[error("{0}")]
+    InvalidKey(String),
+
+    /// A unified-storage operation failed; the message is the SDK's (for
+    /// example `Failed to write 'a/b' to local storage`), the cause is kept
+    /// as the source.
+    #[error("{message}")]
+    KeyValue {
+        /// The SDK's message for the failed operation.
+        message: String,
+        /// The underlying OS error.
+        #[source]
+        source: io::Error,
+    },
 }
 
 impl StorageError {

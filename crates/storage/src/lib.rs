@@ -8,7 +8,9 @@
 //! * [`MemoryStore`] keeps blobs in memory with cycle-based eviction.
 //! * [`FileStore`] writes one file per blob into an artifact directory.
 //!
-//! Both implement [`BlobStore`]; every type is `Send + Sync` and all methods
+//! Both implement [`BlobStore`] (the offloader's `store`/`retrieve`) and
+//! [`KeyValueStore`] (the SDK's unified `Storage`: `write`/`read`/`delete`/
+//! `list` under normalised keys); every type is `Send + Sync` and all methods
 //! take `&self`, so a store can be shared between threads behind an `Arc`.
 
 #![forbid(unsafe_code)]
@@ -16,11 +18,13 @@
 
 mod error;
 mod file;
+mod kv;
 mod memory;
 
 pub use bytes::Bytes;
 pub use error::StorageError;
 pub use file::{sanitize_id, FileStore, ReferenceStyle};
+pub use kv::{compare_js, normalize_key, normalize_prefix, sort_js, KeyValueStore};
 pub use memory::MemoryStore;
 
 /// Content type reported for artifacts whose type is unknown.

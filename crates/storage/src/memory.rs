@@ -1,13 +1,14 @@
 //! In-memory blob store with cycle-based eviction (the SDK's
 //! `InMemoryStorage`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use bytes::Bytes;
 
-use crate::{Blob, BlobStore, StorageError};
+use crate::kv::{normalize_key, normalize_prefix, sort_js};
+use crate::{Blob, BlobStore, KeyValueStore, StorageError};
 
 /// Stored value: content is kept as [`Bytes`] (reference counted, never
 /// copied), the access cycle is atomic so that retrieves only need a shared
@@ -57,6 +58,9 @@ pub struct MemoryStore {
     current_cycle: AtomicU64,
     /// Eviction window in cycles; `0` means eviction is disabled.
     evict_after: AtomicU64,
+    /// Values of the unified key-value API ([`KeyValueStore`]): a separate
+    /// map, never evicted, keyed by normalised key.
+    values: RwLock<BTreeMap<String, Bytes>>,
 }
 
 impl MemoryStore {
@@ -79,6 +83,7 @@ impl MemoryStore {
             counter: AtomicU64::new(0),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(encode_window(evict_after_cycles)?),
+            values: RwLock::default(),
         })
     }
 
@@ -170,6 +175,24 @@ impl MemoryStore {
         self.read().total_bytes
     }
 
+    /// Removes every value of the key-value API (blobs are kept).
+    pub fn clear_values(&self) {
+        self.values_write().clear();
+    }
+
+    /// Number of values held by the key-value API.
+    pub fn values_len(&self) -> usize {
+        self.values_read().len()
+    }
+
+    fn values_read(&self) -> RwLockReadGuard<'_, BTreeMap<String, Bytes>> {
+        self.values.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn values_write(&self) -> RwLockWriteGuard<'_, BTreeMap<String, Bytes>> {
+        self.values.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn read(&self) -> RwLockReadGuard<'_, Entries> {
         self.entries.read().unwrap_or_else(PoisonError::into_inner)
     }
@@ -187,6 +210,7 @@ impl Default for MemoryStore {
             counter: AtomicU64::new(0),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(Self::DEFAULT_EVICT_AFTER_CYCLES),
+            values: RwLock::default(),
         }
     }
 }
@@ -231,6 +255,40 @@ impl BlobStore for MemoryStore {
             content: entry.content.clone(),
             content_type: entry.content_type.clone(),
         })
+    }
+}
+
+/// The SDK's unified `InMemoryStorage`: keys are normalised, values are
+/// shared [`Bytes`] (the caller's buffer is copied once, by the binding).
+impl KeyValueStore for MemoryStore {
+    fn write(&self, key: &str, data: Bytes) -> Result<(), StorageError> {
+        let key = normalize_key(key)?;
+        self.values_write().insert(key, data);
+        Ok(())
+    }
+
+    fn read(&self, key: &str) -> Result<Option<Bytes>, StorageError> {
+        let key = normalize_key(key)?;
+        Ok(self.values_read().get(&key).cloned())
+    }
+
+    fn delete(&self, key: &str) -> Result<bool, StorageError> {
+        let key = normalize_key(key)?;
+        Ok(self.values_write().remove(&key).is_some())
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let prefix = normalize_prefix(prefix)?;
+        // Keys sharing a prefix are contiguous in byte order.
+        let mut keys: Vec<String> = self
+            .values_read()
+            .range(prefix.clone()..)
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(&prefix))
+            .cloned()
+            .collect();
+        sort_js(&mut keys);
+        Ok(keys)
     }
 }
 

@@ -9,9 +9,11 @@
 //!   .metadata.journal               {"f":"<file name>","t":"<content type>"}\n per artifact
 //!   .metadata.json                  SDK-written map file name -> content type (read only)
 //!   .tmp-<pid>-<seq>                in-flight writes (removed when older than an hour)
+//!   <key segments>/...              values of the key-value API (see `keys`)
 //! ```
 
 mod journal;
+mod keys;
 mod names;
 mod publish;
 mod read;

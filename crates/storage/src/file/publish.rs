@@ -166,6 +166,56 @@ pub(crate) fn write_temp(
     }
 }
 
+/// Marker in the names of temporary files of the key-value API: the SDK's
+/// `LocalFileStorage` writes `<path>.__strands_tmp_<uuid>` and skips such
+/// names when listing, so each implementation ignores the other's in-flight
+/// writes.
+pub(crate) const KEY_TEMP_MARKER: &str = ".__strands_tmp_";
+
+/// Writes `content` to a new temporary file next to `target`
+/// (`<target>.__strands_tmp_<pid>-<seq>`), for publishing with
+/// [`replace`]. On failure nothing is left behind.
+pub(crate) fn write_temp_beside(
+    target: &Path,
+    content: &[u8],
+    durable: bool,
+) -> io::Result<PathBuf> {
+    let pid = std::process::id();
+    let mut attempt = 0;
+    let (path, mut file) = loop {
+        let seq = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let mut name = target.as_os_str().to_owned();
+        name.push(format!("{KEY_TEMP_MARKER}{pid}-{seq}"));
+        let path = PathBuf::from(name);
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => break (path, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < TEMP_NAME_ATTEMPTS => {
+                attempt += 1
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file
+        .write_all(content)
+        .and_then(|()| if durable { file.sync_all() } else { Ok(()) });
+    drop(file);
+    match written {
+        Ok(()) => Ok(path),
+        Err(e) => {
+            let _ = fs::remove_file(&path);
+            Err(e)
+        }
+    }
+}
+
+/// Publishes `temp` as `target`, atomically replacing an existing file
+/// (rename); the temporary file is removed on failure.
+pub(crate) fn replace(temp: &Path, target: &Path) -> io::Result<()> {
+    fs::rename(temp, target).inspect_err(|_| {
+        let _ = fs::remove_file(temp);
+    })
+}
+
 /// Gives the temporary file `temp` the name `target` without ever replacing
 /// an existing file.
 ///

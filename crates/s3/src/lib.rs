@@ -1,0 +1,27 @@
+//! Amazon S3 (and S3-compatible) storage for offloaded tool-result content.
+//!
+//! The native counterpart of the `S3Storage` of the `ContextOffloader`
+//! plugin: the same object keys (`<prefix><ms>_<n>_<key>`), references
+//! (`s3://<bucket>/<key>`) and reference checks, with bounded timeouts,
+//! retries with backoff, a cap on requests in flight and multipart uploads
+//! for large bodies.
+//!
+//! * [`S3Store`]: the async store (for callers with a Tokio runtime).
+//! * [`BlockingS3Store`]: the same behind [`offload_storage::BlobStore`].
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod blocking;
+mod config;
+mod error;
+pub mod reference;
+mod store;
+
+pub use blocking::BlockingS3Store;
+pub use config::{
+    S3Options, StaticCredentials, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MULTIPART_THRESHOLD,
+    DEFAULT_PART_SIZE, DEFAULT_REGION, DEFAULT_TIMEOUT,
+};
+pub use error::S3Error;
+pub use store::S3Store;

@@ -1,0 +1,93 @@
+//! Object keys and references, exactly as the SDK's `S3Storage` builds and parses them.
+
+use crate::S3Error;
+
+/// Normalises a key prefix like the SDK: trailing slashes are stripped and one
+/// `/` is appended; an empty prefix (or one of only slashes... which the SDK
+/// turns into `/`) is kept as the SDK keeps it.
+#[must_use]
+pub fn normalize_prefix(prefix: &str) -> String {
+    if prefix.is_empty() {
+        return String::new();
+    }
+    format!("{}/", prefix.trim_end_matches('/'))
+}
+
+/// The object key for a block: `<prefix><ms>_<sequence>_<sanitize_id(key)>`.
+#[must_use]
+pub fn object_key(prefix: &str, timestamp_ms: u128, sequence: u64, key: &str) -> String {
+    format!("{prefix}{timestamp_ms}_{sequence}_{}", offload_storage::sanitize_id(key))
+}
+
+/// The reference handed back for an object: `s3://<bucket>/<key>`.
+#[must_use]
+pub fn reference_for(bucket: &str, key: &str) -> String {
+    format!("s3://{bucket}/{key}")
+}
+
+/// Resolves a reference (`s3://bucket/key` or a raw key) to the object key it
+/// names, with the SDK's checks: another bucket is `(bucket mismatch)`, a key
+/// outside `prefix` is not found.
+///
+/// # Errors
+///
+/// [`S3Error::NotFound`] when the reference is rejected.
+pub fn resolve_reference(bucket: &str, prefix: &str, reference: &str) -> Result<String, S3Error> {
+    let mut key = reference;
+    // The SDK's /^s3:\/\/([^/]+)\/(.+)$/: a non-empty bucket, a slash, a non-empty key.
+    // `.` does not match line terminators, so a key containing one is a raw key.
+    if let Some(rest) = reference.strip_prefix("s3://") {
+        if let Some((ref_bucket, ref_key)) = rest.split_once('/') {
+            let key_ok = !ref_key.is_empty() && !ref_key.contains(['\n', '\r', '\u{2028}', '\u{2029}']);
+            if !ref_bucket.is_empty() && key_ok {
+                if ref_bucket != bucket {
+                    return Err(S3Error::NotFound { reference: reference.to_owned(), detail: Some("bucket mismatch") });
+                }
+                key = ref_key;
+            }
+        }
+    }
+    if !prefix.is_empty() && !key.starts_with(prefix) {
+        return Err(S3Error::not_found(reference));
+    }
+    Ok(key.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_normalised_like_the_sdk() {
+        assert_eq!(normalize_prefix(""), "");
+        assert_eq!(normalize_prefix("a"), "a/");
+        assert_eq!(normalize_prefix("a/b///"), "a/b/");
+        assert_eq!(normalize_prefix("/"), "/");
+    }
+
+    #[test]
+    fn keys_are_sanitised() {
+        assert_eq!(object_key("p/", 17, 3, "../x y"), "p/17_3___x_y");
+        assert_eq!(object_key("", 1, 1, "tool_1"), "1_1_tool_1");
+    }
+
+    #[test]
+    fn references_resolve_to_keys() {
+        assert_eq!(resolve_reference("b", "", "s3://b/k/1").unwrap(), "k/1");
+        assert_eq!(resolve_reference("b", "", "raw/key").unwrap(), "raw/key");
+        assert_eq!(resolve_reference("b", "p/", "s3://b/p/1").unwrap(), "p/1");
+        assert_eq!(resolve_reference("b", "p/", "p/1").unwrap(), "p/1");
+        // Not a full URI: used as a raw key.
+        assert_eq!(resolve_reference("b", "", "s3://b/").unwrap(), "s3://b/");
+    }
+
+    #[test]
+    fn foreign_buckets_and_keys_outside_the_prefix_are_rejected() {
+        let err = resolve_reference("b", "", "s3://other/k").unwrap_err();
+        assert_eq!(err.to_string(), "Reference not found: s3://other/k (bucket mismatch)");
+        let err = resolve_reference("b", "p/", "s3://b/q/1").unwrap_err();
+        assert_eq!(err.to_string(), "Reference not found: s3://b/q/1");
+        let err = resolve_reference("b", "p/", "q/1").unwrap_err();
+        assert_eq!(err.to_string(), "Reference not found: q/1");
+    }
+}

@@ -1,0 +1,286 @@
+//! [`S3Store`]: offloaded blocks as objects of one bucket.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use offload_storage::{Blob, DEFAULT_CONTENT_TYPE};
+use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
+
+use crate::config::{build_client, S3Options};
+use crate::reference::{normalize_prefix, object_key, reference_for, resolve_reference};
+use crate::S3Error;
+
+/// An error and its sources as one line (`a: b: c`), without repeated messages.
+fn cause_chain(err: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&dyn std::error::Error> = Some(err);
+    while let Some(e) = current {
+        let message = e.to_string();
+        if !message.is_empty() && !parts.last().is_some_and(|last| last.contains(&message)) {
+            parts.push(message);
+        }
+        current = e.source();
+    }
+    parts.join(": ")
+}
+
+/// Parts of one multipart upload sent at once (each still takes a request permit).
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// Offloaded blocks as S3 objects, with the SDK's keys and references
+/// (`s3://<bucket>/<prefix><ms>_<n>_<key>`) and the content type as the
+/// object's `Content-Type`.
+///
+/// The client is built on first use (region and credentials may come from the
+/// environment). At most `max_in_flight` requests run at once; bodies above
+/// the multipart threshold go up in parts, and a failed multipart upload is
+/// aborted so that no partial object remains.
+pub struct S3Store {
+    options: S3Options,
+    client: OnceCell<aws_sdk_s3::Client>,
+    permits: Semaphore,
+    sequence: AtomicU64,
+}
+
+impl std::fmt::Debug for S3Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Store").field("bucket", &self.options.bucket).field("prefix", &self.options.prefix).finish()
+    }
+}
+
+impl S3Store {
+    /// A store for `options` (no request is made yet).
+    ///
+    /// # Errors
+    ///
+    /// [`S3Error::Config`] for an empty bucket name or zero limits.
+    pub fn new(mut options: S3Options) -> Result<Self, S3Error> {
+        if options.bucket.is_empty() {
+            return Err(S3Error::Config("bucket must be a non-empty string".into()));
+        }
+        if options.max_in_flight == 0 || options.part_size == 0 || options.max_attempts == 0 {
+            return Err(S3Error::Config("maxInFlight, partSize and maxAttempts must be positive".into()));
+        }
+        options.prefix = normalize_prefix(&options.prefix);
+        Ok(Self {
+            permits: Semaphore::new(options.max_in_flight),
+            options,
+            client: OnceCell::new(),
+            sequence: AtomicU64::new(0),
+        })
+    }
+
+    /// The bucket objects are written to.
+    #[must_use]
+    pub fn bucket(&self) -> &str {
+        &self.options.bucket
+    }
+
+    /// The normalised key prefix (`""` or ending in `/`).
+    #[must_use]
+    pub fn prefix(&self) -> &str {
+        &self.options.prefix
+    }
+
+    /// Takes the next sequence number of this instance (1, 2, ...).
+    pub fn next_sequence(&self) -> u64 {
+        self.sequence.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The S3 client (built on first use).
+    pub async fn client(&self) -> &aws_sdk_s3::Client {
+        self.client.get_or_init(|| build_client(&self.options)).await
+    }
+
+    async fn permit(&self) -> Result<SemaphorePermit<'_>, S3Error> {
+        self.permits.acquire().await.map_err(|_| S3Error::Config("the store was closed".into()))
+    }
+
+    fn request_error(&self, op: &'static str, key: &str, err: impl std::error::Error + 'static) -> S3Error {
+        S3Error::Request {
+            op,
+            bucket: self.options.bucket.clone(),
+            key: key.to_owned(),
+            cause: cause_chain(&err),
+        }
+    }
+
+    /// Stores `content` under a fresh key and returns its `s3://` reference.
+    ///
+    /// # Errors
+    ///
+    /// [`S3Error::Request`] when the upload fails (nothing is left behind).
+    pub async fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, S3Error> {
+        self.store_sequenced(self.next_sequence(), key, content, content_type).await
+    }
+
+    /// Stores `content` under the key for `sequence` (from [`S3Store::next_sequence`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`S3Store::store`].
+    pub async fn store_sequenced(
+        &self,
+        sequence: u64,
+        key: &str,
+        content: Bytes,
+        content_type: &str,
+    ) -> Result<String, S3Error> {
+        let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let object = object_key(&self.options.prefix, now_ms, sequence, key);
+        if content.len() > self.options.multipart_threshold {
+            self.put_multipart(&object, content, content_type).await?;
+        } else {
+            self.put(&object, content, content_type).await?;
+        }
+        Ok(reference_for(&self.options.bucket, &object))
+    }
+
+    async fn put(&self, object: &str, content: Bytes, content_type: &str) -> Result<(), S3Error> {
+        let client = self.client().await;
+        let _permit = self.permit().await?;
+        client
+            .put_object()
+            .bucket(&self.options.bucket)
+            .key(object)
+            .content_type(content_type)
+            .body(ByteStream::from(content))
+            .send()
+            .await
+            .map_err(|e| self.request_error("PutObject", object, e))?;
+        Ok(())
+    }
+
+    async fn put_multipart(&self, object: &str, content: Bytes, content_type: &str) -> Result<(), S3Error> {
+        let client = self.client().await;
+        let created = {
+            let _permit = self.permit().await?;
+            client
+                .create_multipart_upload()
+                .bucket(&self.options.bucket)
+                .key(object)
+                .content_type(content_type)
+                .send()
+                .await
+                .map_err(|e| self.request_error("CreateMultipartUpload", object, e))?
+        };
+        let upload_id = created
+            .upload_id()
+            .ok_or_else(|| S3Error::Request {
+                op: "CreateMultipartUpload",
+                bucket: self.options.bucket.clone(),
+                key: object.to_owned(),
+                cause: "the response carried no upload id".into(),
+            })?
+            .to_owned();
+        let result = self.upload_parts(client, object, &upload_id, content).await;
+        if result.is_err() {
+            // Best effort: if the server is unreachable the upload stays pending (it is
+            // never visible as an object; bucket lifecycle rules reclaim its parts).
+            if let Ok(_permit) = self.permit().await {
+                let _ = client
+                    .abort_multipart_upload()
+                    .bucket(&self.options.bucket)
+                    .key(object)
+                    .upload_id(&upload_id)
+                    .send()
+                    .await;
+            }
+        }
+        result
+    }
+
+    async fn upload_parts(
+        &self,
+        client: &aws_sdk_s3::Client,
+        object: &str,
+        upload_id: &str,
+        content: Bytes,
+    ) -> Result<(), S3Error> {
+        let part_size = self.options.part_size;
+        let ranges: Vec<(i32, Bytes)> = (0..content.len())
+            .step_by(part_size)
+            .enumerate()
+            .map(|(i, start)| (i as i32 + 1, content.slice(start..(start + part_size).min(content.len()))))
+            .collect();
+        let parts: Vec<CompletedPart> = futures_util::stream::iter(ranges)
+            .map(|(number, body)| async move {
+                let _permit = self.permit().await?;
+                let out = client
+                    .upload_part()
+                    .bucket(&self.options.bucket)
+                    .key(object)
+                    .upload_id(upload_id)
+                    .part_number(number)
+                    .body(ByteStream::from(body))
+                    .send()
+                    .await
+                    .map_err(|e| self.request_error("UploadPart", object, e))?;
+                Ok::<_, S3Error>(CompletedPart::builder().part_number(number).set_e_tag(out.e_tag).build())
+            })
+            .buffered(PARTS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        let _permit = self.permit().await?;
+        client
+            .complete_multipart_upload()
+            .bucket(&self.options.bucket)
+            .key(object)
+            .upload_id(upload_id)
+            .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(parts)).build())
+            .send()
+            .await
+            .map_err(|e| self.request_error("CompleteMultipartUpload", object, e))?;
+        Ok(())
+    }
+
+    /// Reads the object a reference names (`s3://bucket/key` or a raw key).
+    ///
+    /// # Errors
+    ///
+    /// [`S3Error::NotFound`] for references to other buckets, keys outside the
+    /// prefix and missing keys; [`S3Error::Request`] for other failures.
+    pub async fn retrieve(&self, reference: &str) -> Result<Blob, S3Error> {
+        let object = resolve_reference(&self.options.bucket, &self.options.prefix, reference)?;
+        let client = self.client().await;
+        let _permit = self.permit().await?;
+        let out = match client.get_object().bucket(&self.options.bucket).key(&object).send().await {
+            Ok(out) => out,
+            Err(err) if err.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+                return Err(S3Error::not_found(reference));
+            }
+            Err(err) => return Err(self.request_error("GetObject", &object, err)),
+        };
+        let content_type = out.content_type().unwrap_or(DEFAULT_CONTENT_TYPE).to_owned();
+        let content = out
+            .body
+            .collect()
+            .await
+            .map_err(|e| self.request_error("GetObject", &object, e))?
+            .into_bytes();
+        Ok(Blob { content, content_type })
+    }
+
+    /// Number of multipart uploads started and neither completed nor aborted
+    /// under this store's prefix (for checks and tests).
+    ///
+    /// # Errors
+    ///
+    /// [`S3Error::Request`] when the listing fails.
+    pub async fn pending_multipart_uploads(&self) -> Result<usize, S3Error> {
+        let client = self.client().await;
+        let _permit = self.permit().await?;
+        let out = client
+            .list_multipart_uploads()
+            .bucket(&self.options.bucket)
+            .prefix(&self.options.prefix)
+            .send()
+            .await
+            .map_err(|e| self.request_error("ListMultipartUploads", &self.options.prefix, e))?;
+        Ok(out.uploads().len())
+    }
+}

@@ -1,0 +1,292 @@
+//! [`SnapshotDir`]: the snapshot files of every session under one base directory.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::atomic::{remove_stale_temps, Staged};
+use crate::layout::{snapshot_id_of, SnapshotFile, SnapshotLocation, IMMUTABLE_HISTORY};
+use crate::{validate, SnapshotError};
+
+/// Session snapshots as JSON files under a base directory, in the SDK's layout.
+///
+/// * Every write goes to a hidden temporary file in the target's directory and
+///   is renamed over the target, so a crash at any moment leaves the previous
+///   file or the new one, never a torn one.
+/// * Writes to the same mutable file (`snapshot_latest.json`,
+///   `manifest.json`) land in the order their tickets were taken
+///   ([`SnapshotDir::ticket`]): a slower, older write never replaces a newer one.
+/// * Identifiers are validated as the SDK validates them, so no path leaves
+///   the base directory.
+/// * With `durable`, files and directory entries are fsynced before a write
+///   returns.
+#[derive(Debug)]
+pub struct SnapshotDir {
+    base: PathBuf,
+    durable: bool,
+    tickets: AtomicU64,
+    /// Ticket of the last write published per mutable file.
+    published: Mutex<HashMap<PathBuf, u64>>,
+    /// Directories already swept for temporary files of crashed writers.
+    swept: Mutex<HashSet<PathBuf>>,
+}
+
+impl SnapshotDir {
+    /// Storage rooted at `base` (created on first write).
+    pub fn new(base: impl Into<PathBuf>, durable: bool) -> Self {
+        Self {
+            base: base.into(),
+            durable,
+            tickets: AtomicU64::new(1),
+            published: Mutex::new(HashMap::new()),
+            swept: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The base directory.
+    #[must_use]
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// Full path of a file.
+    #[must_use]
+    pub fn path_of(&self, location: &SnapshotLocation, file: &SnapshotFile) -> PathBuf {
+        file.path_in(&location.snapshots_dir(&self.base))
+    }
+
+    /// Takes the ordering ticket of a write about to be handed to a worker.
+    pub fn ticket(&self) -> u64 {
+        self.tickets.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Atomically replaces a file with `content`, unless a write with a later
+    /// ticket to the same file has already landed (then this one is dropped:
+    /// the newer content stays).
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::Io`] when a directory or the file cannot be written.
+    pub fn write(
+        &self,
+        location: &SnapshotLocation,
+        file: &SnapshotFile,
+        content: &[u8],
+        ticket: u64,
+    ) -> Result<(), SnapshotError> {
+        let target = self.path_of(location, file);
+        if let Some(dir) = target.parent() {
+            self.sweep_once(dir);
+        }
+        let staged = Staged::write(&target, content, self.durable)?;
+        if matches!(file, SnapshotFile::History(_)) {
+            return staged.publish(&target, self.durable);
+        }
+        let mut published = self
+            .published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let last = published.get(&target).copied().unwrap_or(0);
+        if ticket < last {
+            staged.discard();
+            return Ok(());
+        }
+        staged.publish(&target, self.durable)?;
+        published.insert(target, ticket);
+        Ok(())
+    }
+
+    /// The file's bytes, or `None` when it does not exist.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::Io`] for any other failure (a directory in its place,
+    /// permissions, ...).
+    pub fn read(
+        &self,
+        location: &SnapshotLocation,
+        file: &SnapshotFile,
+    ) -> Result<Option<Vec<u8>>, SnapshotError> {
+        let path = self.path_of(location, file);
+        match fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(SnapshotError::io("read snapshot", path, e)),
+        }
+    }
+
+    /// Immutable snapshot ids of a location in ascending (UUID v7, so
+    /// chronological) order: those after `start_after` when given, at most
+    /// `limit` of them.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::Invalid`] when `start_after` is not a UUID v7;
+    /// [`SnapshotError::Io`] when the directory cannot be read.
+    pub fn list_ids(
+        &self,
+        location: &SnapshotLocation,
+        start_after: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<String>, SnapshotError> {
+        if limit == Some(0) {
+            return Ok(Vec::new());
+        }
+        if let Some(cursor) = start_after {
+            validate::uuid_v7(cursor)?;
+        }
+        let dir = location.snapshots_dir(&self.base).join(IMMUTABLE_HISTORY);
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(SnapshotError::io("list snapshots in", dir, e)),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| SnapshotError::io("list snapshots in", &dir, e))?;
+            let name = entry.file_name();
+            if let Some(id) = snapshot_id_of(&name.to_string_lossy()) {
+                if start_after.is_none_or(|cursor| id > cursor) {
+                    ids.push(id.to_owned());
+                }
+            }
+        }
+        ids.sort_unstable();
+        if let Some(limit) = limit {
+            ids.truncate(limit);
+        }
+        Ok(ids)
+    }
+
+    /// Removes everything of a session (`<base>/<session id>`); nothing to do
+    /// when it does not exist.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::Invalid`] for a bad session id;
+    /// [`SnapshotError::Io`] when something cannot be removed.
+    pub fn delete_session(&self, session_id: &str) -> Result<(), SnapshotError> {
+        validate::identifier(session_id)?;
+        let path = self.base.join(session_id);
+        let removed = match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => Err(e),
+            Ok(meta) if meta.is_dir() => fs::remove_dir_all(&path),
+            Ok(_) => fs::remove_file(&path),
+        };
+        match removed {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(SnapshotError::io("delete session", path, e))
+            }
+            _ => {
+                self.forget_under(&path);
+                Ok(())
+            }
+        }
+    }
+
+    /// The first time this instance writes into `dir`, removes temporary
+    /// files that crashed writers left there (see [`remove_stale_temps`]).
+    fn sweep_once(&self, dir: &Path) {
+        let first = self
+            .swept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(dir.to_path_buf());
+        if first {
+            remove_stale_temps(dir);
+        }
+    }
+
+    /// Drops the records kept for files under `prefix` (after a deletion).
+    fn forget_under(&self, prefix: &Path) {
+        let mut published = self
+            .published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        published.retain(|path, _| !path.starts_with(prefix));
+        let mut swept = self.swept.lock().unwrap_or_else(PoisonError::into_inner);
+        swept.retain(|path| !path.starts_with(prefix));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(session: &str) -> SnapshotLocation {
+        SnapshotLocation::new(session, "agent", "default").unwrap()
+    }
+
+    #[test]
+    fn write_read_list_delete() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SnapshotDir::new(tmp.path(), false);
+        let l = loc("s1");
+        assert_eq!(store.read(&l, &SnapshotFile::Latest).unwrap(), None);
+        store
+            .write(&l, &SnapshotFile::Latest, b"{}", store.ticket())
+            .unwrap();
+        assert_eq!(
+            store.read(&l, &SnapshotFile::Latest).unwrap().unwrap(),
+            b"{}"
+        );
+        assert!(tmp
+            .path()
+            .join("s1/scopes/agent/default/snapshots/snapshot_latest.json")
+            .is_file());
+        let ids = [
+            "01890a5d-ac96-774b-bcce-b302099a8059",
+            "01890a5d-ac96-774b-bcce-b302099a8057",
+            "01890a5d-ac96-774b-bcce-b302099a8058",
+        ];
+        for id in ids {
+            let f = SnapshotFile::history(id).unwrap();
+            store.write(&l, &f, id.as_bytes(), store.ticket()).unwrap();
+        }
+        let all = store.list_ids(&l, None, None).unwrap();
+        assert_eq!(all, [ids[1], ids[2], ids[0]]);
+        assert_eq!(store.list_ids(&l, Some(ids[1]), Some(1)).unwrap(), [ids[2]]);
+        assert!(store.list_ids(&l, Some("x"), None).is_err());
+        assert!(store
+            .list_ids(&loc("nobody"), None, None)
+            .unwrap()
+            .is_empty());
+        store.delete_session("s1").unwrap();
+        assert!(!tmp.path().join("s1").exists());
+        store.delete_session("s1").unwrap();
+        assert!(store.delete_session("../x").is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn deleting_a_symlinked_session_removes_only_the_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("keep.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(outside.path(), tmp.path().join("linked")).unwrap();
+        let store = SnapshotDir::new(tmp.path(), false);
+        store.delete_session("linked").unwrap();
+        assert!(!tmp.path().join("linked").exists());
+        assert!(outside.path().join("keep.json").exists());
+    }
+
+    #[test]
+    fn an_older_ticket_never_replaces_a_newer_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SnapshotDir::new(tmp.path(), false);
+        let l = loc("s");
+        let (old, new) = (store.ticket(), store.ticket());
+        store.write(&l, &SnapshotFile::Latest, b"new", new).unwrap();
+        store.write(&l, &SnapshotFile::Latest, b"old", old).unwrap();
+        assert_eq!(
+            store.read(&l, &SnapshotFile::Latest).unwrap().unwrap(),
+            b"new"
+        );
+        let dir = l.snapshots_dir(tmp.path());
+        assert_eq!(fs::read_dir(dir).unwrap().count(), 1, "no temp file left");
+    }
+}

@@ -1,0 +1,204 @@
+//! `NativeS3Store`: the S3 backend with the same JavaScript surface as `NativeStore`
+//! (`storeText`, `storeBytes`, `retrieve`, `search`), so the plugin drives it the same way.
+//!
+//! Requests run on napi's Tokio runtime; the core (`offload-s3`) caps them at
+//! `maxInFlight` per store. Searches run on a blocking thread over the downloaded bytes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use offload_s3::{S3Options, S3Store, StaticCredentials};
+
+use crate::error::to_js_error;
+use crate::search::{run_query, SearchOutcome, SearchQuery};
+use crate::store::StoreOutcome;
+use crate::text::NativeText;
+
+/// Static credentials for [`S3StoreOptions`].
+#[napi(object)]
+pub struct S3Credentials {
+  pub access_key_id: String,
+  pub secret_access_key: String,
+  pub session_token: Option<String>,
+}
+
+/// Options of [`NativeS3Store::new`]; omitted ones take the core's defaults.
+#[napi(object)]
+pub struct S3StoreOptions {
+  pub prefix: Option<String>,
+  pub region: Option<String>,
+  pub endpoint: Option<String>,
+  pub force_path_style: Option<bool>,
+  pub credentials: Option<S3Credentials>,
+  pub timeout_ms: Option<f64>,
+  pub max_attempts: Option<u32>,
+  pub max_in_flight: Option<u32>,
+  pub multipart_threshold: Option<f64>,
+  pub part_size: Option<f64>,
+}
+
+/// What `retrieve` resolves with (bytes and the object's content type).
+#[napi(object)]
+pub struct S3RetrieveOutcome {
+  pub content: Buffer,
+  pub content_type: String,
+}
+
+fn positive(name: &str, value: f64) -> Result<f64> {
+  if value.is_finite() && value > 0.0 {
+    Ok(value)
+  } else {
+    Err(Error::new(Status::InvalidArg, format!("{name} must be a positive number, got {value}")))
+  }
+}
+
+fn options_of(bucket: String, options: Option<S3StoreOptions>) -> Result<S3Options> {
+  let mut out = S3Options::new(bucket);
+  let Some(o) = options else { return Ok(out) };
+  out.prefix = o.prefix.unwrap_or_default();
+  out.region = o.region;
+  out.endpoint = o.endpoint;
+  out.force_path_style = o.force_path_style.unwrap_or(false);
+  out.credentials = o.credentials.map(|c| StaticCredentials {
+    access_key_id: c.access_key_id,
+    secret_access_key: c.secret_access_key,
+    session_token: c.session_token,
+  });
+  if let Some(ms) = o.timeout_ms {
+    out.timeout = Duration::from_secs_f64(positive("timeoutMs", ms)? / 1000.0);
+  }
+  if let Some(n) = o.max_attempts {
+    out.max_attempts = n;
+  }
+  if let Some(n) = o.max_in_flight {
+    out.max_in_flight = n as usize;
+  }
+  if let Some(n) = o.multipart_threshold {
+    out.multipart_threshold = positive("multipartThreshold", n)? as usize;
+  }
+  if let Some(n) = o.part_size {
+    out.part_size = positive("partSize", n)? as usize;
+  }
+  Ok(out)
+}
+
+/// Offloaded blocks as objects of one S3 bucket.
+#[napi]
+pub struct NativeS3Store {
+  store: Arc<S3Store>,
+}
+
+#[napi]
+impl NativeS3Store {
+  /// A store for `bucket`; no request is made until the first store or retrieve.
+  #[napi(constructor)]
+  pub fn new(bucket: String, options: Option<S3StoreOptions>) -> Result<Self> {
+    let store = S3Store::new(options_of(bucket, options)?).map_err(to_js_error)?;
+    Ok(Self { store: Arc::new(store) })
+  }
+
+  /// The bucket written to.
+  #[napi(getter)]
+  pub fn bucket(&self) -> String {
+    self.store.bucket().to_owned()
+  }
+
+  /// The normalised key prefix (`""` or ending in `/`).
+  #[napi(getter)]
+  pub fn prefix(&self) -> String {
+    self.store.prefix().to_owned()
+  }
+
+  /// Never stores synchronously (every store is a network request): always `null`.
+  #[napi]
+  pub fn store_text_now(
+    &self,
+    _key: String,
+    _text: &NativeText,
+    _content_type: String,
+    _concatenated: Option<bool>,
+  ) -> Option<StoreOutcome> {
+    None
+  }
+
+  /// Never stores synchronously: always `null`; use `storeBytes`.
+  #[napi]
+  pub fn store_bytes_now(
+    &self,
+    _key: String,
+    _content: &[u8],
+    _content_type: String,
+    _concatenated: Option<bool>,
+  ) -> Option<StoreOutcome> {
+    None
+  }
+
+  /// Uploads text moved out of a [`NativeText`]. The sequence number is taken now,
+  /// so blocks are numbered in the order they were handed over.
+  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  pub fn store_text<'env>(
+    &self,
+    env: &'env Env,
+    key: String,
+    text: &mut NativeText,
+    content_type: String,
+    _concatenated: Option<bool>,
+  ) -> Result<PromiseRaw<'env, StoreOutcome>> {
+    let store = self.store.clone();
+    let sequence = store.next_sequence();
+    let pending = text.take();
+    env.spawn_future(async move {
+      let bytes = Bytes::from(pending.into_utf8());
+      let byte_length = bytes.len() as f64;
+      let reference =
+        store.store_sequenced(sequence, &key, bytes, &content_type).await.map_err(to_js_error)?;
+      Ok(StoreOutcome { reference, byte_length })
+    })
+  }
+
+  /// Uploads raw bytes (copied before the call returns).
+  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  pub fn store_bytes<'env>(
+    &self,
+    env: &'env Env,
+    key: String,
+    content: &[u8],
+    content_type: String,
+    _concatenated: Option<bool>,
+  ) -> Result<PromiseRaw<'env, StoreOutcome>> {
+    let store = self.store.clone();
+    let sequence = store.next_sequence();
+    let bytes = Bytes::copy_from_slice(content);
+    env.spawn_future(async move {
+      let byte_length = bytes.len() as f64;
+      let reference =
+        store.store_sequenced(sequence, &key, bytes, &content_type).await.map_err(to_js_error)?;
+      Ok(StoreOutcome { reference, byte_length })
+    })
+  }
+
+  /// Downloads an object; rejects with `Reference not found: <ref>` when it is unknown.
+  #[napi]
+  pub async fn retrieve(&self, reference: String) -> Result<S3RetrieveOutcome> {
+    let blob = self.store.retrieve(&reference).await.map_err(to_js_error)?;
+    Ok(S3RetrieveOutcome { content: Vec::from(blob.content).into(), content_type: blob.content_type })
+  }
+
+  /// Downloads an object and searches it natively; nothing large crosses into JavaScript.
+  #[napi]
+  pub async fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
+    let blob = self.store.retrieve(&reference).await.map_err(to_js_error)?;
+    spawn_blocking(move || run_query(&blob.content, blob.content_type, &query, max_chars))
+      .await
+      .map_err(|e| Error::new(Status::GenericFailure, format!("search task failed: {e}")))
+  }
+
+  /// Number of unfinished multipart uploads under the prefix (for checks and tests).
+  #[napi]
+  pub async fn pending_multipart_uploads(&self) -> Result<u32> {
+    Ok(self.store.pending_multipart_uploads().await.map_err(to_js_error)? as u32)
+  }
+}
