@@ -164,11 +164,24 @@ export interface S3StorageOptions {
  * Offloaded content as S3 objects (`s3://<bucket>/<prefix><ms>_<n>_<key>`), the
  * content type as the object's Content-Type. Requests run natively with bounded
  * timeouts, retries and concurrency; large bodies go up as multipart uploads.
+ *
+ * Also the SDK's unified `Storage`, with the object keys of the SDK's unified
+ * `S3Storage` (`<prefix><key>`), so it works as `new Agent({ storage })` and reads
+ * what the SDK's wrote.
  */
-export declare class S3Storage implements OffloaderStorage {
+export declare class S3Storage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
   constructor(bucket: string, options?: S3StorageOptions)
   store(key: string, content: Uint8Array, contentType?: string): Promise<string>
   retrieve(reference: string): Promise<StoredContent>
+  /**
+   * Unified storage: `key` (normalised as the SDK's `normalizeKey`) is the object
+   * `<prefix><key>`, the prefix's empty segments dropped as the SDK drops them.
+   */
+  write(key: string, data: Uint8Array): Promise<void>
+  read(key: string): Promise<Uint8Array | null>
+  delete(key: string): Promise<void>
+  list(prefix: string): Promise<string[]>
+  namespace(prefix: string): UnifiedStorageMethods
   /** The bucket objects are written to. */
   readonly bucket: string
   /** The normalised key prefix (`''` or ending in `/`). */
@@ -195,6 +208,50 @@ export declare class FileSnapshotStorage implements SnapshotStorage {
   constructor(options: string | FileSnapshotStorageOptions)
   /** The base directory, as given. */
   readonly baseDir: string
+  /** This storage, so it can be passed directly as `SessionManagerConfig.storage`. */
+  readonly snapshot: this
+  saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void>
+  loadSnapshot(params: { location: SnapshotLocation; snapshotId?: string }): Promise<Snapshot | null>
+  listSnapshotIds(params: { location: SnapshotLocation; limit?: number; startAfter?: string }): Promise<string[]>
+  deleteSession(params: { sessionId: string }): Promise<void>
+  loadManifest(params: { location: SnapshotLocation }): Promise<SnapshotManifest>
+  saveManifest(params: { location: SnapshotLocation; manifest: SnapshotManifest }): Promise<void>
+}
+
+/** Options of {@link S3SnapshotStorage}. */
+export interface S3SnapshotStorageOptions {
+  /** The bucket. */
+  bucket: string
+  /** Key prefix: objects are `<prefix>/<sessionId>/...`, used as given (as the SDK). Default none. */
+  prefix?: string
+  /** Region. Default `us-east-1` (as the SDK's session `S3Storage`). */
+  region?: string
+  /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:3900`. */
+  endpoint?: string
+  /** Path-style addressing (`<endpoint>/<bucket>/<key>`). Default false. */
+  forcePathStyle?: boolean
+  /** Static credentials; default the standard AWS provider chain. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
+  /** Bound on connecting and on each attempt of a request, in ms. Default 30000. */
+  timeoutMs?: number
+  /** Attempts per request (throttling, 5xx and connection errors are retried with backoff). Default 3. */
+  maxAttempts?: number
+  /** Requests in flight at once for this storage. Default 8. */
+  maxInFlight?: number
+}
+
+/**
+ * Session snapshots as S3 objects, in the layout of the SDK's session `S3Storage`
+ * (`[<prefix>/]<sessionId>/scopes/<scope>/<scopeId>/snapshots/`, JSON objects with
+ * `Content-Type: application/json`), so either one reads what the other wrote.
+ * Pass it as `new SessionManager({ storage: { snapshot: storage } })` (or directly as `storage`).
+ */
+export declare class S3SnapshotStorage implements SnapshotStorage {
+  constructor(options: S3SnapshotStorageOptions)
+  /** The bucket. */
+  readonly bucket: string
+  /** The key prefix, as given (`''` when none). */
+  readonly prefix: string
   /** This storage, so it can be passed directly as `SessionManagerConfig.storage`. */
   readonly snapshot: this
   saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void>

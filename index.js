@@ -391,6 +391,51 @@ export class S3Storage {
     const outcome = await this[NATIVE].retrieve(String(reference))
     return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
   }
+
+  /**
+   * Unified storage: stores `data` under `key` (the object `<prefix><key>`, as the SDK's
+   * unified `S3Storage`), replacing any value. Bytes are copied before the upload starts.
+   * @param {string} key
+   * @param {Uint8Array} data
+   */
+  async write(key, data) {
+    const bytes = toBytes(data)
+    await kvCall(() => this[NATIVE].kvWrite(key, bytes))
+  }
+
+  /**
+   * Unified storage: the bytes under `key`, or `null` when there is no such object.
+   * @param {string} key
+   */
+  async read(key) {
+    const value = await kvCall(() => this[NATIVE].kvRead(key))
+    return value === null ? null : asUint8Array(value)
+  }
+
+  /**
+   * Unified storage: removes `key` (no-op when missing).
+   * @param {string} key
+   */
+  async delete(key) {
+    await kvCall(() => this[NATIVE].kvDelete(key))
+  }
+
+  /**
+   * Unified storage: the keys starting with `prefix`, sorted (every listing page is read).
+   * @param {string} prefix
+   */
+  async list(prefix) {
+    return kvCall(() => this[NATIVE].kvList(prefix))
+  }
+
+  /**
+   * Unified storage: a view with every key under `prefix` (composable; marked as
+   * namespaced, as the SDK's views are).
+   * @param {string} prefix
+   */
+  namespace(prefix) {
+    return namespaceView(this, prefix)
+  }
 }
 
 /**
@@ -1092,5 +1137,153 @@ export class FileSnapshotStorage {
   async saveManifest(params) {
     const file = ['manifest', undefined, this.#pathOf(params.location, 'manifest.json')]
     await this.#writeJSON(params.location, file, params.manifest)
+  }
+}
+
+// ── S3SnapshotStorage ─────────────────────────────────────────────────────────────
+
+/**
+ * Runs a native snapshot request; failures (`<message>\0<cause>`) become the SDK's
+ * `SessionError`, rejected identifiers stay plain errors with the SDK's message.
+ */
+async function snapshotCall(run) {
+  try {
+    return await run()
+  } catch (err) {
+    const text = String(err?.message ?? err)
+    const split = text.lastIndexOf('\u0000')
+    if (split < 0) throw err
+    const cause = text.slice(split + 1)
+    throw new SessionError(text.slice(0, split), cause ? { cause: new Error(cause) } : undefined)
+  }
+}
+
+/**
+ * Session snapshots as objects of one S3 bucket, in the layout of the SDK's session
+ * `S3Storage` (`[<prefix>/]<sessionId>/scopes/<scope>/<scopeId>/snapshots/`:
+ * `snapshot_latest.json`, `manifest.json`, `immutable_history/snapshot_<uuid7>.json`,
+ * JSON with two-space indentation and `Content-Type: application/json`), so sessions
+ * written by either storage load in the other. Requests run natively with the same
+ * timeouts, retries and in-flight cap as {@link S3Storage}.
+ */
+export class S3SnapshotStorage {
+  #native
+  #bucket
+  #prefix
+
+  /** @param {import('./index.d.ts').S3SnapshotStorageOptions} options */
+  constructor(options) {
+    const { bucket, prefix, region, endpoint, forcePathStyle, credentials, timeoutMs, maxAttempts, maxInFlight } =
+      options ?? {}
+    if (typeof bucket !== 'string' || bucket.length === 0) {
+      throw new TypeError('S3SnapshotStorage bucket must be a non-empty string')
+    }
+    this.#bucket = bucket
+    this.#prefix = prefix ?? ''
+    this.#native = new native.NativeS3SnapshotStore(bucket, {
+      prefix: this.#prefix,
+      region: region ?? 'us-east-1',
+      endpoint,
+      forcePathStyle,
+      credentials,
+      timeoutMs,
+      maxAttempts,
+      maxInFlight,
+    })
+  }
+
+  /** The bucket written to. */
+  get bucket() {
+    return this.#bucket
+  }
+
+  /** The key prefix, as given (`''` when none). */
+  get prefix() {
+    return this.#prefix
+  }
+
+  /** This storage, so that it can be passed directly as `SessionManagerConfig.storage`. */
+  get snapshot() {
+    return this
+  }
+
+  /** The object key of a file, validated as the SDK does (snapshot id first, then location). */
+  #key(location, kind, snapshotId) {
+    return this.#native.objectKey(location.sessionId, location.scope, location.scopeId, kind, snapshotId)
+  }
+
+  async #writeJSON(key, data) {
+    const text = JSON.stringify(data, null, 2)
+    await snapshotCall(() => this.#native.write(key, text))
+  }
+
+  async #readJSON(key) {
+    const { text } = await snapshotCall(() => this.#native.read(key))
+    if (text == null) return null
+    try {
+      return JSON.parse(text)
+    } catch (error) {
+      throw new SessionError(`Invalid JSON in S3 object ${key}`, { cause: error })
+    }
+  }
+
+  /**
+   * Saves a snapshot: to `snapshot_latest.json` when `isLatest`, else to
+   * `immutable_history/snapshot_<snapshotId>.json`.
+   */
+  async saveSnapshot(params) {
+    const key = params.isLatest
+      ? this.#key(params.location, 'latest')
+      : this.#key(params.location, 'history', String(params.snapshotId))
+    await this.#writeJSON(key, params.snapshot)
+  }
+
+  /** Loads the latest snapshot, or the immutable one `snapshotId`; `null` when there is none. */
+  async loadSnapshot(params) {
+    const key =
+      params.snapshotId === undefined
+        ? this.#key(params.location, 'latest')
+        : this.#key(params.location, 'history', String(params.snapshotId))
+    return this.#readJSON(key)
+  }
+
+  /**
+   * Immutable snapshot ids of a scope in chronological (UUID v7) order: after the
+   * exclusive cursor `startAfter`, at most `limit` (`StartAfter`/`MaxKeys` pushed down to S3).
+   */
+  async listSnapshotIds(params) {
+    if (params.limit !== undefined && params.limit <= 0) return []
+    if (params.startAfter) validateSnapshotUuidV7(params.startAfter)
+    const { location } = params
+    let limit
+    if (params.limit !== undefined) {
+      const n = Math.trunc(Number(params.limit))
+      limit = Number.isNaN(n) ? 0 : n
+    }
+    return snapshotCall(() =>
+      this.#native.listIds(
+        location.sessionId,
+        location.scope,
+        location.scopeId,
+        params.startAfter ? String(params.startAfter) : undefined,
+        limit,
+      ),
+    )
+  }
+
+  /** Deletes every object of the session (`[<prefix>/]<sessionId>/`), 1,000 per request. */
+  async deleteSession(params) {
+    await snapshotCall(() => this.#native.deleteSession(params.sessionId))
+  }
+
+  /** The scope's manifest, or a fresh default (`schemaVersion` 1.0, now) when none was saved. */
+  async loadManifest(params) {
+    const manifest = await this.#readJSON(this.#key(params.location, 'manifest'))
+    return manifest ?? { schemaVersion: SNAPSHOT_SCHEMA_VERSION, updatedAt: new Date().toISOString() }
+  }
+
+  /** Saves the scope's manifest. */
+  async saveManifest(params) {
+    await this.#writeJSON(this.#key(params.location, 'manifest'), params.manifest)
   }
 }

@@ -3,10 +3,15 @@
 // installs it). Round trips, reference rules, multipart, the agent loop with a
 // native search, and a server outage in the middle of an offload.
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
-import { Agent, tool } from '@strands-agents/sdk'
-import { S3Client, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
+import { Agent, SessionManager, tool } from '@strands-agents/sdk'
+import { S3Storage as SdkS3Storage } from '@strands-agents/sdk/storage'
+import { S3Storage as SdkS3SnapshotStorage } from '@strands-agents/sdk/session/s3-storage'
+import { S3Client, GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { v7 as uuidV7 } from 'uuid'
 import { z } from 'zod'
-import { ContextOffloader, S3Storage } from '../index.js'
+import { ContextOffloader, S3SnapshotStorage, S3Storage } from '../index.js'
 import { startGarage } from '../scripts/garage.mjs'
 import { ScriptedModel, TextBlock, Driven, textTurn, toolCallTurn } from './helpers/harness.js'
 
@@ -44,8 +49,29 @@ const enc = (s: string) => new TextEncoder().encode(s)
 const dec = (b: Uint8Array) => new TextDecoder().decode(b)
 
 async function listKeys(prefix = '') {
-  const out = await client.send(new ListObjectsV2Command({ Bucket: garage.bucket, Prefix: prefix }))
-  return (out.Contents ?? []).map((o) => o.Key!)
+  const keys: string[] = []
+  let token: string | undefined
+  do {
+    const out = await client.send(new ListObjectsV2Command({ Bucket: garage.bucket, Prefix: prefix, ContinuationToken: token }))
+    keys.push(...(out.Contents ?? []).map((o) => o.Key!))
+    token = out.IsTruncated ? out.NextContinuationToken : undefined
+  } while (token)
+  return keys
+}
+
+/** The SDK's unified S3Storage on the Garage server. */
+function sdkStorage(prefix?: string) {
+  return new SdkS3Storage(garage.bucket, { prefix, s3Client: client })
+}
+
+/** The outcome of a call: its value (bytes decoded), or the error's class name and message. */
+async function outcome(fn: () => Promise<unknown>): Promise<unknown> {
+  try {
+    const value = await fn()
+    return { value: value instanceof Uint8Array ? { bytes: dec(value) } : value }
+  } catch (e: any) {
+    return { error: e?.name, message: e?.message }
+  }
 }
 
 describe('S3Storage round trips', () => {
@@ -204,5 +230,316 @@ describe('ContextOffloader with S3Storage', () => {
     const keys = await listKeys('outage/')
     expect(keys.some((k) => k.includes('down-1'))).toBe(false)
     expect(keys).toHaveLength(2)
+  })
+})
+
+describe('S3Storage as the unified Storage', () => {
+  const KEYS = ['a', '/a//b/', 'a/b/c', 'a/./b', '...', 'a/..b', 'ключ/😀', 'x y+z=&?#', 'ab', 'a/', '\uFF61', '😀']
+  const BAD = ['', '///', 'a/../b', '..', 'a\\b', '\\']
+
+  async function exercise(s: any) {
+    const out: unknown[] = []
+    for (const [i, key] of KEYS.entries()) out.push(await outcome(() => s.write(key, enc(`v${i} ${key}`))))
+    for (const key of BAD) out.push(await outcome(() => s.write(key, enc('x'))))
+    for (const key of [...KEYS, 'missing', 'a/b/missing', ...BAD]) out.push(await outcome(() => s.read(key)))
+    out.push(await outcome(() => s.write('empty', new Uint8Array(0))))
+    out.push(await outcome(() => s.read('empty')))
+    for (const prefix of ['', 'a', 'a/', '/a//', 'a/b', 'x', 'missing/', '../x', 'a\\', 'ключ/']) {
+      out.push(await outcome(() => s.list(prefix)))
+    }
+    out.push(await outcome(() => s.delete('a/b/c')))
+    out.push(await outcome(() => s.delete('never-written')))
+    out.push(await outcome(() => s.delete('a/../b')))
+    out.push(await outcome(() => s.read('a/b/c')))
+    const ns = s.namespace('ns//one/')
+    out.push(await outcome(() => ns.write('k/1', enc('n1'))))
+    out.push(await outcome(() => ns.namespace('k').write('2', enc('n2'))))
+    out.push(await outcome(() => ns.list('')))
+    out.push(await outcome(() => ns.namespace('k').list('')))
+    out.push(await outcome(() => ns.read('k/2')))
+    out.push(await outcome(() => ns.write('../x', enc('x'))))
+    out.push(await outcome(() => ns.delete('k/1')))
+    out.push(await outcome(() => s.list('ns')))
+    return out
+  }
+
+  test('same results, errors and object keys as the SDK unified S3Storage', { timeout: 60_000 }, async () => {
+    const sdkResults = await exercise(sdkStorage('u-sdk//p/'))
+    const ourResults = await exercise(storage({ prefix: 'u-ours//p/' }))
+    for (const [i, expected] of sdkResults.entries()) expect(ourResults[i], `operation ${i}`).toEqual(expected)
+    const strip = (keys: string[], p: string) => keys.map((k) => k.slice(p.length))
+    expect(strip(await listKeys('u-ours/'), 'u-ours/')).toEqual(strip(await listKeys('u-sdk/'), 'u-sdk/'))
+    expect(await listKeys('u-ours/p/ns/one/')).toEqual(['u-ours/p/ns/one/k/2'])
+  })
+
+  test('data written by one reads in the other, without and with a prefix', async () => {
+    for (const prefix of [undefined, 'shared/x']) {
+      const sdk = sdkStorage(prefix)
+      const ours = storage(prefix === undefined ? {} : { prefix })
+      await sdk.write('cross/from-sdk', enc('sdk bytes'))
+      await ours.write('/cross//from-ours', enc('our bytes'))
+      expect(dec((await ours.read('cross/from-sdk'))!)).toBe('sdk bytes')
+      expect(dec((await sdk.read('cross/from-ours'))!)).toBe('our bytes')
+      expect(await ours.list('cross/')).toEqual(await sdk.list('cross/'))
+      await ours.delete('cross/from-sdk')
+      expect(await sdk.read('cross/from-sdk')).toBeNull()
+    }
+  })
+
+  test('listing follows continuation tokens past 1,000 keys', { timeout: 120_000 }, async () => {
+    const s = storage({ prefix: 'many' })
+    const keys = Array.from({ length: 1105 }, (_, i) => `k/${String(i).padStart(5, '0')}`)
+    for (let i = 0; i < keys.length; i += 50) await Promise.all(keys.slice(i, i + 50).map((k) => s.write(k, enc(k))))
+    const listed = await s.list('k/')
+    expect(listed).toEqual(keys)
+    expect(listed).toEqual(await sdkStorage('many').list('k/'))
+  })
+
+  test('request failures are StorageErrors with the SDK messages', async () => {
+    const bad = { accessKeyId: garage.accessKeyId, secretAccessKey: '0'.repeat(64) }
+    const ours = storage({ credentials: bad, maxAttempts: 1 })
+    const badClient = new S3Client({ endpoint: garage.endpoint, region: garage.region, forcePathStyle: true, credentials: bad })
+    const sdk = new SdkS3Storage(garage.bucket, { s3Client: badClient })
+    try {
+      for (const op of [
+        (s: any) => s.write('/k//x', enc('x')),
+        (s: any) => s.read('k'),
+        (s: any) => s.delete('k'),
+        (s: any) => s.list('/p//'),
+      ]) {
+        const [a, b] = [await outcome(() => op(sdk)), await outcome(() => op(ours))]
+        expect(b).toEqual(a)
+      }
+      const err: any = await ours.read('k').catch((e) => e)
+      expect(err.cause).toBeInstanceOf(Error)
+    } finally {
+      badClient.destroy()
+    }
+  })
+
+  test("an Agent with contextManager 'auto' stashes into S3Storage as into the SDK's", { timeout: 120_000 }, async () => {
+    async function run(store: any) {
+      const observed: any = {}
+      const model = new ScriptedModel([
+        () => toolCallTurn('fetch_logs', 'tu-1', {}),
+        (messages) => {
+          const text = JSON.stringify(messages[messages.length - 1])
+          observed.ref = /\[ref: ([^\]\s]+)\]/.exec(text)?.[1]
+          return toolCallTurn('retrieve_context', 'tu-2', { reference: observed.ref, pattern: NEEDLE })
+        },
+        (messages) => {
+          observed.retrieved = JSON.stringify(messages[messages.length - 1])
+          return textTurn('done')
+        },
+      ])
+      const fetchLogs = tool({ name: 'fetch_logs', description: 'logs', inputSchema: z.object({}), callback: () => LOG })
+      const agent = new Agent({ model, tools: [fetchLogs], storage: store, contextManager: 'auto', printer: false })
+      await agent.invoke('What failed?')
+      const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+      const keys = (await store.list('')).map((k: string) => k.split(agent.sessionId).join('<session>').replace(uuid, '<uuid>'))
+      return { observed, keys }
+    }
+    const o = await run(storage({ prefix: 'cm-ours' }))
+    const s = await run(sdkStorage('cm-sdk'))
+    expect(o.observed.ref).toBe('tu-1_0')
+    expect(o.observed.retrieved).toContain(NEEDLE)
+    expect(o.keys).toContain('context/<session>/scopes/agent/agent/tu-1_0')
+    expect(o.keys).toEqual(s.keys)
+  })
+})
+
+const loc = (sessionId: string, scopeId = 'default', scope = 'agent') => ({ sessionId, scope, scopeId }) as any
+
+function snapshotOf(i: number) {
+  return {
+    scope: 'agent',
+    schemaVersion: '1.0',
+    createdAt: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`,
+    data: { messages: [{ role: 'user', content: [{ text: `m${i} ✓ \u{1F600}` }] }], state: { n: i } },
+    appData: {},
+  }
+}
+
+describe('S3SnapshotStorage against the SDK session S3Storage', () => {
+  const ourSnapshots = (prefix?: string) =>
+    new S3SnapshotStorage({
+      bucket: garage.bucket,
+      prefix,
+      endpoint: garage.endpoint,
+      region: garage.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: garage.accessKeyId, secretAccessKey: garage.secretAccessKey },
+      timeoutMs: 3_000,
+      maxAttempts: 2,
+    })
+  const sdkSnapshots = (prefix?: string) => new SdkS3SnapshotStorage({ bucket: garage.bucket, prefix, s3Client: client })
+
+  async function objects(prefix: string) {
+    const out: Record<string, { body: string; type?: string }> = {}
+    for (const key of await listKeys(prefix)) {
+      const got = await client.send(new GetObjectCommand({ Bucket: garage.bucket, Key: key }))
+      out[key.slice(prefix.length)] = { body: await got.Body!.transformToString(), type: got.ContentType }
+    }
+    return out
+  }
+
+  test('same objects and same results for saves, loads, paging, errors and deletes', { timeout: 120_000 }, async () => {
+    const sdk = sdkSnapshots('snap-sdk')
+    const ours = ourSnapshots('snap-ours')
+    const ids = Array.from({ length: 25 }, () => uuidV7())
+    // foreign objects under the history prefix, and an empty and a broken object
+    for (const p of ['snap-sdk', 'snap-ours']) {
+      const dir = `${p}/s1/scopes/agent/default/snapshots/immutable_history/`
+      await client.send(new PutObjectCommand({ Bucket: garage.bucket, Key: `${dir}notes.txt`, Body: '{}' }))
+      await client.send(new PutObjectCommand({ Bucket: garage.bucket, Key: `${dir}snapshot_a.b.json`, Body: '{}' }))
+      await client.send(new PutObjectCommand({ Bucket: garage.bucket, Key: `${p}/s3/scopes/agent/default/snapshots/snapshot_latest.json`, Body: '' }))
+      await client.send(new PutObjectCommand({ Bucket: garage.bucket, Key: `${p}/s3/scopes/agent/default/snapshots/manifest.json`, Body: '{nope' }))
+    }
+    const ops: Array<(s: any) => Promise<unknown>> = [
+      (s) => s.saveSnapshot({ location: loc('s1'), snapshotId: 'latest', isLatest: true, snapshot: snapshotOf(0) }),
+      ...ids.map((id, i) => (s: any) =>
+        s.saveSnapshot({ location: loc('s1'), snapshotId: id, isLatest: false, snapshot: snapshotOf(i + 1) }),
+      ),
+      (s) => s.saveSnapshot({ location: loc('s1', 'orch', 'multiAgent'), snapshotId: 'x', isLatest: true, snapshot: { a: 1 } }),
+      (s) => s.saveSnapshot({ location: loc('s2'), snapshotId: 'named_snapshot', isLatest: false, snapshot: [1, 'two'] }),
+      (s) => s.saveManifest({ location: loc('s1'), manifest: { schemaVersion: '1.0', updatedAt: '2026-01-01T00:00:00.000Z' } }),
+      (s) => s.saveSnapshot({ location: loc('BAD'), snapshotId: 'x', isLatest: true, snapshot: {} }),
+      (s) => s.saveSnapshot({ location: loc('s1', 'default', 'nope'), snapshotId: 'x', isLatest: true, snapshot: {} }),
+      (s) => s.saveSnapshot({ location: loc('BAD'), snapshotId: '../x', isLatest: false, snapshot: {} }),
+      (s) => s.loadSnapshot({ location: loc('s1') }),
+      (s) => s.loadSnapshot({ location: loc('s1'), snapshotId: ids[3] }),
+      (s) => s.loadSnapshot({ location: loc('s1'), snapshotId: uuidV7() }),
+      (s) => s.loadSnapshot({ location: loc('nobody') }),
+      (s) => s.loadSnapshot({ location: loc('s2'), snapshotId: 'named_snapshot' }),
+      (s) => s.loadSnapshot({ location: loc('s3') }),
+      (s) => s.loadSnapshot({ location: loc('s1'), snapshotId: 'A' }),
+      (s) => s.loadManifest({ location: loc('s1') }),
+      (s) => s.loadManifest({ location: loc('s3') }),
+      (s) => s.listSnapshotIds({ location: loc('s1') }),
+      (s) => s.listSnapshotIds({ location: loc('s2') }),
+      (s) => s.listSnapshotIds({ location: loc('nobody') }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), limit: 0 }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), limit: -3 }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), limit: 3 }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), limit: Infinity }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), limit: 1e12 }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), startAfter: ids[10] }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), startAfter: ids[10]!.toUpperCase(), limit: 3 }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), startAfter: ids[24] }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), startAfter: '' }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), startAfter: 'not-a-uuid' }),
+      (s) => s.listSnapshotIds({ location: loc('s1'), limit: 0, startAfter: 'not-a-uuid' }),
+      (s) => s.listSnapshotIds({ location: loc('X') }),
+      (s) => s.deleteSession({ sessionId: 'nobody' }),
+      (s) => s.deleteSession({ sessionId: 'Bad/..' }),
+    ]
+    const strip = (v: any) => JSON.parse(JSON.stringify(v).replaceAll('snap-sdk', 'P').replaceAll('snap-ours', 'P'))
+    for (const [i, op] of ops.entries()) {
+      const [a, b] = [await outcome(() => op(sdk)), await outcome(() => op(ours))]
+      const fresh = (v: any) => (v?.value?.updatedAt && v.value.schemaVersion ? { ...v, value: { ...v.value, updatedAt: '<now>' } } : v)
+      expect(strip(fresh(b)), `operation ${i}`).toEqual(strip(fresh(a)))
+    }
+    expect(await objects('snap-ours/')).toEqual(await objects('snap-sdk/'))
+
+    // Paging with startAfter walks every id exactly once, in UUID v7 order.
+    for (const s of [sdk, ours] as any[]) {
+      const seen: string[] = []
+      let page: string[] = await s.listSnapshotIds({ location: loc('s1'), limit: 4 })
+      while (page.length > 0) {
+        seen.push(...page)
+        page = await s.listSnapshotIds({ location: loc('s1'), limit: 4, startAfter: page.at(-1) })
+      }
+      expect(seen).toEqual([...ids].sort())
+    }
+
+    // Objects written by one are read by the other (same prefix).
+    expect(await sdkSnapshots('snap-ours').loadSnapshot({ location: loc('s1'), snapshotId: ids[7] })).toEqual(snapshotOf(8))
+    expect(await ourSnapshots('snap-sdk').loadSnapshot({ location: loc('s1'), snapshotId: ids[7] })).toEqual(snapshotOf(8))
+    expect(await ourSnapshots('snap-sdk').listSnapshotIds({ location: loc('s1') })).toEqual([...ids].sort())
+
+    for (const s of [sdk, ours] as any[]) await s.deleteSession({ sessionId: 's1' })
+    expect(await objects('snap-ours/')).toEqual(await objects('snap-sdk/'))
+    expect(Object.keys(await objects('snap-ours/')).some((k) => k.startsWith('s1/'))).toBe(false)
+  })
+
+  test('no prefix, listing past 1,000 snapshots and deleting a session of more than 1,000 objects', { timeout: 180_000 }, async () => {
+    const ours = ourSnapshots()
+    const ids = Array.from({ length: 1020 }, () => uuidV7())
+    for (let i = 0; i < ids.length; i += 60) {
+      await Promise.all(
+        ids.slice(i, i + 60).map((id) => ours.saveSnapshot({ location: loc('bulk'), snapshotId: id, isLatest: false, snapshot: { id } as any })),
+      )
+    }
+    expect((await listKeys('bulk/'))[0]).toMatch(/^bulk\/scopes\/agent\/default\/snapshots\/immutable_history\/snapshot_/)
+    expect(await ours.listSnapshotIds({ location: loc('bulk') })).toEqual([...ids].sort())
+    expect(await sdkSnapshots().listSnapshotIds({ location: loc('bulk'), limit: 1005 })).toEqual(
+      await ours.listSnapshotIds({ location: loc('bulk'), limit: 1005 }),
+    )
+    await ours.deleteSession({ sessionId: 'bulk' })
+    expect(await listKeys('bulk/')).toEqual([])
+  })
+
+  test('request failures are SessionErrors with the SDK messages', async () => {
+    const ours = new S3SnapshotStorage({
+      bucket: 'no-such-bucket',
+      endpoint: garage.endpoint,
+      region: garage.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: garage.accessKeyId, secretAccessKey: garage.secretAccessKey },
+      maxAttempts: 1,
+    })
+    const sdk = new SdkS3SnapshotStorage({ bucket: 'no-such-bucket', s3Client: client })
+    for (const op of [
+      (s: any) => s.saveSnapshot({ location: loc('s'), snapshotId: 'x', isLatest: true, snapshot: {} }),
+      (s: any) => s.loadSnapshot({ location: loc('s') }),
+      (s: any) => s.listSnapshotIds({ location: loc('s') }),
+      (s: any) => s.deleteSession({ sessionId: 's' }),
+    ]) {
+      const [a, b] = [await outcome(() => op(sdk)), await outcome(() => op(ours))]
+      expect(b).toEqual(a)
+    }
+  })
+
+  const AGENT = fileURLToPath(new URL('./fixtures/s3-session-agent.mjs', import.meta.url))
+
+  /** Runs the fixture: one turn of a SessionManager-backed agent in a fresh process. */
+  function runAgent(impl: 'sdk' | 'ours', sessionId: string, prompt: string): Promise<any[]> {
+    return new Promise((resolve, reject) => {
+      const env = {
+        ...process.env,
+        S3_ENDPOINT: garage.endpoint,
+        S3_BUCKET: garage.bucket,
+        S3_ACCESS_KEY: garage.accessKeyId,
+        S3_SECRET_KEY: garage.secretAccessKey,
+        S3_PREFIX: 'procs/x',
+      }
+      const child = spawn(process.execPath, [AGENT, impl, sessionId, prompt], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      let err = ''
+      child.stdout.on('data', (d) => (out += d))
+      child.stderr.on('data', (d) => (err += d))
+      child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`))))
+    })
+  }
+
+  const texts = (messages: any[]) => messages.map((m) => `${m.role}: ${m.content.map((c: any) => c.text).join('')}`)
+
+  test('a session saved by one process resumes in another, both directions with the SDK', { timeout: 120_000 }, async () => {
+    for (const [first, second] of [
+      ['ours', 'sdk'],
+      ['sdk', 'ours'],
+    ] as const) {
+      const sessionId = `proc-${first}-${second}`
+      expect(texts(await runAgent(first, sessionId, 'hello'))).toEqual(['user: hello', 'assistant: reply 1'])
+      expect(texts(await runAgent(second, sessionId, 'again'))).toEqual([
+        'user: hello',
+        'assistant: reply 1',
+        'user: again',
+        'assistant: reply 3',
+      ])
+      expect(texts(await runAgent(first, sessionId, 'third'))).toHaveLength(6)
+    }
+    const keys = await listKeys('procs/x/proc-ours-sdk/')
+    expect(keys.some((k) => /^procs\/x\/proc-ours-sdk\/scopes\/agent\/[^/]+\/snapshots\/snapshot_latest\.json$/.test(k))).toBe(true)
   })
 })

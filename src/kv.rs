@@ -19,7 +19,7 @@ const INLINE_MEMORY_WRITE: usize = 1024 * 1024;
 /// Maps a key-value error to a JavaScript error: `<SDK message>\0<cause>`, the
 /// cause (an OS error's text, never containing NUL) empty when there is none. The
 /// message may itself contain NUL (keys may), so the glue splits at the last one.
-fn kv_error(err: StorageError) -> Error {
+pub(crate) fn kv_error(err: StorageError) -> Error {
   let message = match &err {
     StorageError::KeyValue { message, source } => format!("{message}\u{0}{source}"),
     other => format!("{other}\u{0}"),

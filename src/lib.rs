@@ -15,6 +15,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod error;
 mod kv;
 mod s3;
+mod s3_snapshot;
 mod search;
 mod snapshot;
 mod store;

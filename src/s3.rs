@@ -13,6 +13,7 @@ use napi_derive::napi;
 use offload_s3::{S3Options, S3Store, StaticCredentials};
 
 use crate::error::to_js_error;
+use crate::kv::kv_error;
 use crate::search::{run_query, SearchOutcome, SearchQuery};
 use crate::store::StoreOutcome;
 use crate::text::NativeText;
@@ -55,7 +56,7 @@ fn positive(name: &str, value: f64) -> Result<f64> {
   }
 }
 
-fn options_of(bucket: String, options: Option<S3StoreOptions>) -> Result<S3Options> {
+pub(crate) fn options_of(bucket: String, options: Option<S3StoreOptions>) -> Result<S3Options> {
   let mut out = S3Options::new(bucket);
   let Some(o) = options else { return Ok(out) };
   out.prefix = o.prefix.unwrap_or_default();
@@ -200,5 +201,33 @@ impl NativeS3Store {
   #[napi]
   pub async fn pending_multipart_uploads(&self) -> Result<u32> {
     Ok(self.store.pending_multipart_uploads().await.map_err(to_js_error)? as u32)
+  }
+
+  /// Unified storage: stores `data` (copied before the call returns) under `key`.
+  /// Errors are `<StorageError message>\0<cause>`, as those of `NativeStore`.
+  #[napi(ts_return_type = "Promise<void>")]
+  pub fn kv_write<'env>(&self, env: &'env Env, key: String, data: &[u8]) -> Result<PromiseRaw<'env, ()>> {
+    let store = self.store.clone();
+    let bytes = Bytes::copy_from_slice(data);
+    env.spawn_future(async move { store.kv_write(&key, bytes).await.map_err(kv_error) })
+  }
+
+  /// Unified storage: the bytes under `key`, or `null`.
+  #[napi]
+  pub async fn kv_read(&self, key: String) -> Result<Option<Buffer>> {
+    let value = self.store.kv_read(&key).await.map_err(kv_error)?;
+    Ok(value.map(|bytes| Vec::from(bytes).into()))
+  }
+
+  /// Unified storage: removes `key` (no-op when missing).
+  #[napi]
+  pub async fn kv_delete(&self, key: String) -> Result<()> {
+    self.store.kv_delete(&key).await.map_err(kv_error)
+  }
+
+  /// Unified storage: the keys starting with `prefix`, sorted as JavaScript sorts.
+  #[napi]
+  pub async fn kv_list(&self, prefix: String) -> Result<Vec<String>> {
+    self.store.kv_list(&prefix).await.map_err(kv_error)
   }
 }

@@ -8,6 +8,8 @@
 //!
 //! * [`S3Store`]: the async store (for callers with a Tokio runtime).
 //! * [`BlockingS3Store`]: the same behind [`offload_storage::BlobStore`].
+//! * `S3Store::kv_*`: the SDK's unified `Storage` (keys of its unified `S3Storage`).
+//! * [`S3Snapshots`]: session snapshots in the layout of the SDK's session `S3Storage`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -15,6 +17,8 @@
 mod blocking;
 mod config;
 mod error;
+mod kv;
+mod snapshots;
 pub mod reference;
 mod store;
 
@@ -24,4 +28,6 @@ pub use config::{
     DEFAULT_PART_SIZE, DEFAULT_REGION, DEFAULT_TIMEOUT,
 };
 pub use error::S3Error;
+pub use kv::unified_prefix;
+pub use snapshots::{S3SnapshotError, S3Snapshots, SnapshotFileKind, SnapshotText};
 pub use store::S3Store;

@@ -15,7 +15,7 @@ use crate::reference::{normalize_prefix, object_key, reference_for, resolve_refe
 use crate::S3Error;
 
 /// An error and its sources as one line (`a: b: c`), without repeated messages.
-fn cause_chain(err: &dyn std::error::Error) -> String {
+pub(crate) fn cause_chain(err: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut current: Option<&dyn std::error::Error> = Some(err);
     while let Some(e) = current {
@@ -40,7 +40,7 @@ const PARTS_IN_FLIGHT: usize = 4;
 /// the multipart threshold go up in parts, and a failed multipart upload is
 /// aborted so that no partial object remains.
 pub struct S3Store {
-    options: S3Options,
+    pub(crate) options: S3Options,
     client: OnceCell<aws_sdk_s3::Client>,
     permits: Semaphore,
     sequence: AtomicU64,
@@ -96,11 +96,11 @@ impl S3Store {
         self.client.get_or_init(|| build_client(&self.options)).await
     }
 
-    async fn permit(&self) -> Result<SemaphorePermit<'_>, S3Error> {
+    pub(crate) async fn permit(&self) -> Result<SemaphorePermit<'_>, S3Error> {
         self.permits.acquire().await.map_err(|_| S3Error::Config("the store was closed".into()))
     }
 
-    fn request_error(&self, op: &'static str, key: &str, err: impl std::error::Error + 'static) -> S3Error {
+    pub(crate) fn request_error(&self, op: &'static str, key: &str, err: impl std::error::Error + 'static) -> S3Error {
         S3Error::Request {
             op,
             bucket: self.options.bucket.clone(),

@@ -77,6 +77,13 @@ impl SnapshotLocation {
         &self.session_id
     }
 
+    /// `<session>/scopes/<scope>/<scope id>/snapshots`, the `/`-separated key of the
+    /// location's snapshots directory (S3 object keys use it under their prefix).
+    #[must_use]
+    pub fn snapshots_key(&self) -> String {
+        format!("{}/scopes/{}/{}/snapshots", self.session_id, self.scope.as_str(), self.scope_id)
+    }
+
     /// `<base>/<session>/scopes/<scope>/<scope id>/snapshots`.
     #[must_use]
     pub fn snapshots_dir(&self, base: &Path) -> PathBuf {
@@ -108,6 +115,17 @@ impl SnapshotFile {
     pub fn history(id: &str) -> Result<Self, SnapshotError> {
         validate::identifier(id)?;
         Ok(SnapshotFile::History(id.to_owned()))
+    }
+
+    /// The file's `/`-separated key relative to the `snapshots` directory
+    /// (`snapshot_latest.json`, `manifest.json`, `immutable_history/snapshot_<id>.json`).
+    #[must_use]
+    pub fn relative_key(&self) -> String {
+        match self {
+            SnapshotFile::Latest => SNAPSHOT_LATEST.to_owned(),
+            SnapshotFile::Manifest => MANIFEST.to_owned(),
+            SnapshotFile::History(id) => format!("{IMMUTABLE_HISTORY}/snapshot_{id}.json"),
+        }
     }
 
     /// The file's path under the location's `snapshots` directory.
@@ -157,6 +175,18 @@ mod tests {
         assert_eq!(snapshot_id_of("snapshot_a.b.json"), None);
         assert_eq!(snapshot_id_of("snapshot_x.b_snapshot_c.json"), Some("c"));
         assert_eq!(snapshot_id_of(".snapshot_a.json.1-2.tmp"), None);
+    }
+
+    #[test]
+    fn object_keys_follow_the_layout() {
+        let loc = SnapshotLocation::new("s", "agent", "a").unwrap();
+        assert_eq!(loc.snapshots_key(), "s/scopes/agent/a/snapshots");
+        assert_eq!(SnapshotFile::Latest.relative_key(), "snapshot_latest.json");
+        assert_eq!(SnapshotFile::Manifest.relative_key(), "manifest.json");
+        assert_eq!(
+            SnapshotFile::history("x").unwrap().relative_key(),
+            "immutable_history/snapshot_x.json"
+        );
     }
 
     #[test]

@@ -30,4 +30,4 @@ pub mod validate;
 
 pub use dir::SnapshotDir;
 pub use error::SnapshotError;
-pub use layout::{snapshot_id_of, Scope, SnapshotFile, SnapshotLocation};
+pub use layout::{snapshot_id_of, Scope, SnapshotFile, SnapshotLocation, IMMUTABLE_HISTORY, MANIFEST, SNAPSHOT_LATEST};

@@ -1,0 +1,173 @@
+//! The SDK's unified `Storage` (`write`, `read`, `delete`, `list`) on an [`S3Store`],
+//! with the object keys of the SDK's unified `S3Storage`: `<prefix><key>`, the
+//! prefix's empty segments dropped (`a//b/` is `a/b/`), so either one reads what the
+//! other wrote. Keys and list prefixes go through the SDK's `normalizeKey` and
+//! `normalizePrefix` ([`offload_storage::normalize_key`], [`offload_storage::normalize_prefix`]).
+
+use aws_sdk_s3::primitives::ByteStream;
+use bytes::Bytes;
+use offload_storage::{normalize_key, normalize_prefix, sort_js, StorageError};
+
+use crate::store::cause_chain;
+use crate::S3Store;
+
+/// Objects per `ListObjectsV2` page, as the SDK.
+const PAGE_SIZE: i32 = 1000;
+
+/// The unified storage's key prefix for the store's normalised prefix: `""`, or its
+/// non-empty segments joined with `/` plus a trailing `/` (the SDK's
+/// `prefix.split('/').filter(Boolean).join('/') + '/'`, which maps `/` to `/`).
+#[must_use]
+pub fn unified_prefix(prefix: &str) -> String {
+    if prefix.is_empty() {
+        return String::new();
+    }
+    let segments: Vec<&str> = prefix.split('/').filter(|s| !s.is_empty()).collect();
+    segments.join("/") + "/"
+}
+
+/// A failed request as the SDK's `StorageError`: its message, the request's error as the cause.
+fn failed(message: String, err: &dyn std::error::Error) -> StorageError {
+    StorageError::KeyValue { message, source: std::io::Error::other(cause_chain(err)) }
+}
+
+impl S3Store {
+    fn kv_object(&self, key: &str) -> String {
+        format!("{}{key}", unified_prefix(&self.options.prefix))
+    }
+
+    fn kv_permit_error(&self) -> StorageError {
+        StorageError::InvalidArgument("the store was closed".to_owned())
+    }
+
+    /// Unified storage: stores `data` under `key`, replacing any value.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::InvalidKey`] for a rejected key, [`StorageError::KeyValue`]
+    /// (`Failed to write '<key>' to S3 bucket '<bucket>'`) when the upload fails.
+    pub async fn kv_write(&self, key: &str, data: Bytes) -> Result<(), StorageError> {
+        let key = normalize_key(key)?;
+        let client = self.client().await;
+        let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
+        let bucket = &self.options.bucket;
+        client
+            .put_object()
+            .bucket(bucket)
+            .key(self.kv_object(&key))
+            .body(ByteStream::from(data))
+            .send()
+            .await
+            .map_err(|e| failed(format!("Failed to write '{key}' to S3 bucket '{bucket}'"), &e))?;
+        Ok(())
+    }
+
+    /// Unified storage: the bytes under `key`, `None` when there is no such object.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::InvalidKey`] for a rejected key, [`StorageError::KeyValue`]
+    /// (`Failed to read '<key>' from S3 bucket '<bucket>'`) for other failures.
+    pub async fn kv_read(&self, key: &str) -> Result<Option<Bytes>, StorageError> {
+        let key = normalize_key(key)?;
+        let client = self.client().await;
+        let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
+        let bucket = &self.options.bucket;
+        let message = || format!("Failed to read '{key}' from S3 bucket '{bucket}'");
+        let out = match client.get_object().bucket(bucket).key(self.kv_object(&key)).send().await {
+            Ok(out) => out,
+            Err(err) if err.as_service_error().is_some_and(|e| e.is_no_such_key()) => return Ok(None),
+            Err(err) if err.raw_response().is_some_and(|r| r.status().as_u16() == 404) && !is_no_such_bucket(&err) => {
+                return Ok(None)
+            }
+            Err(err) => return Err(failed(message(), &err)),
+        };
+        let body = out.body.collect().await.map_err(|e| failed(message(), &e))?;
+        Ok(Some(body.into_bytes()))
+    }
+
+    /// Unified storage: removes `key` (a missing key is not an error).
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::InvalidKey`] for a rejected key, [`StorageError::KeyValue`]
+    /// (`Failed to delete '<key>' from S3 bucket '<bucket>'`) when the request fails.
+    pub async fn kv_delete(&self, key: &str) -> Result<(), StorageError> {
+        let key = normalize_key(key)?;
+        let client = self.client().await;
+        let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
+        let bucket = &self.options.bucket;
+        client
+            .delete_object()
+            .bucket(bucket)
+            .key(self.kv_object(&key))
+            .send()
+            .await
+            .map_err(|e| failed(format!("Failed to delete '{key}' from S3 bucket '{bucket}'"), &e))?;
+        Ok(())
+    }
+
+    /// Unified storage: every key starting with `prefix`, relative to the store's
+    /// prefix, sorted as JavaScript sorts strings. Follows every page of the listing.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::InvalidKey`] for a rejected prefix, [`StorageError::KeyValue`]
+    /// (`Failed to list S3 bucket '<bucket>' under '<prefix>'`) when a request fails.
+    pub async fn kv_list(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let normalized = normalize_prefix(prefix)?;
+        let base = unified_prefix(&self.options.prefix);
+        let list_prefix = format!("{base}{normalized}");
+        let client = self.client().await;
+        let bucket = &self.options.bucket;
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let out = {
+                let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
+                client
+                    .list_objects_v2()
+                    .bucket(bucket)
+                    .prefix(&list_prefix)
+                    .max_keys(PAGE_SIZE)
+                    .set_continuation_token(token.take())
+                    .send()
+                    .await
+                    .map_err(|e| failed(format!("Failed to list S3 bucket '{bucket}' under '{normalized}'"), &e))?
+            };
+            for object in out.contents() {
+                if let Some(key) = object.key() {
+                    keys.push(key.get(base.len()..).unwrap_or(key).to_owned());
+                }
+            }
+            token = if out.is_truncated() == Some(true) { out.next_continuation_token().map(str::to_owned) } else { None };
+            if token.is_none() {
+                break;
+            }
+        }
+        sort_js(&mut keys);
+        Ok(keys)
+    }
+}
+
+/// Whether a failed request was answered `NoSuchBucket` (a missing bucket is an error
+/// for reads, as in the SDK, which only treats `NoSuchKey`/`NotFound` as absent).
+fn is_no_such_bucket<E, R>(err: &aws_sdk_s3::error::SdkError<E, R>) -> bool
+where
+    E: aws_sdk_s3::error::ProvideErrorMetadata,
+{
+    err.as_service_error().and_then(|e| e.code()).is_some_and(|c| c == "NoSuchBucket")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_prefixes_match_the_sdk() {
+        assert_eq!(unified_prefix(""), "");
+        assert_eq!(unified_prefix("a/"), "a/");
+        assert_eq!(unified_prefix("//a//b/"), "a/b/");
+        assert_eq!(unified_prefix("/"), "/");
+    }
+}
