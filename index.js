@@ -339,7 +339,7 @@ export class FileStorage extends NativeBackedStorage {
  * bounded by `timeoutMs`, throttling/5xx/connection errors retried with backoff up to
  * `maxAttempts`, bodies above 16 MiB uploaded in parts (aborted on failure).
  */
-export class S3Storage {
+export class S3Storage extends NativeBackedStorage {
   /**
    * @param {string} bucket
    * @param {import('./index.d.ts').S3StorageOptions} [options]
@@ -347,19 +347,17 @@ export class S3Storage {
   constructor(bucket, options = {}) {
     if (typeof bucket !== 'string' || bucket.length === 0) throw new TypeError('S3Storage bucket must be a non-empty string')
     const { prefix, region, endpoint, forcePathStyle, credentials, timeoutMs, maxAttempts, maxInFlight } = options ?? {}
-    Object.defineProperty(this, NATIVE, {
-      value: new native.NativeS3Store(bucket, {
-        prefix,
-        region,
-        endpoint,
-        forcePathStyle,
-        credentials,
-        timeoutMs,
-        maxAttempts,
-        maxInFlight,
-      }),
+    const nativeStore = new native.NativeS3Store(bucket, {
+      prefix,
+      region,
+      endpoint,
+      forcePathStyle,
+      credentials,
+      timeoutMs,
+      maxAttempts,
+      maxInFlight,
     })
-    Object.defineProperty(this, PLUGIN_VIEW, { value: false })
+    super(nativeStore, false)
   }
 
   /** The bucket objects are written to. */
@@ -373,26 +371,6 @@ export class S3Storage {
   }
 
   /**
-   * Uploads one content block and returns its `s3://` reference.
-   * @param {string} key
-   * @param {Uint8Array} content
-   * @param {string} [contentType='text/plain'] - stored as the object's Content-Type.
-   */
-  async store(key, content, contentType = 'text/plain') {
-    const outcome = await this[NATIVE].storeBytes(String(key), toBytes(content), String(contentType), false)
-    return outcome.reference
-  }
-
-  /**
-   * Downloads a block by reference; rejects with `Reference not found: <ref>` when unknown.
-   * @param {string} reference
-   */
-  async retrieve(reference) {
-    const outcome = await this[NATIVE].retrieve(String(reference))
-    return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
-  }
-
-  /**
    * Unified storage: stores `data` under `key` (the object `<prefix><key>`, as the SDK's
    * unified `S3Storage`), replacing any value. Bytes are copied before the upload starts.
    * @param {string} key
@@ -401,40 +379,6 @@ export class S3Storage {
   async write(key, data) {
     const bytes = toBytes(data)
     await kvCall(() => this[NATIVE].kvWrite(key, bytes))
-  }
-
-  /**
-   * Unified storage: the bytes under `key`, or `null` when there is no such object.
-   * @param {string} key
-   */
-  async read(key) {
-    const value = await kvCall(() => this[NATIVE].kvRead(key))
-    return value === null ? null : asUint8Array(value)
-  }
-
-  /**
-   * Unified storage: removes `key` (no-op when missing).
-   * @param {string} key
-   */
-  async delete(key) {
-    await kvCall(() => this[NATIVE].kvDelete(key))
-  }
-
-  /**
-   * Unified storage: the keys starting with `prefix`, sorted (every listing page is read).
-   * @param {string} prefix
-   */
-  async list(prefix) {
-    return kvCall(() => this[NATIVE].kvList(prefix))
-  }
-
-  /**
-   * Unified storage: a view with every key under `prefix` (composable; marked as
-   * namespaced, as the SDK's views are).
-   * @param {string} prefix
-   */
-  namespace(prefix) {
-    return namespaceView(this, prefix)
   }
 }
 
