@@ -140,12 +140,8 @@ export declare class FileStorage implements OffloaderStorage, UnifiedStorage, Un
   readonly artifactDir: string
 }
 
-/** Options of {@link S3Storage}. */
-export interface S3StorageOptions {
-  /** Key prefix; trailing slashes are normalised to one (`a/b//` → `a/b/`). Default none. */
-  prefix?: string
-  /** Region; default the environment's (`AWS_REGION`, profile), else `us-east-1`. */
-  region?: string
+/** How our S3 storages reach the server (shared by {@link S3Storage} and {@link S3SnapshotStorage}). */
+export interface S3ConnectionOptions {
   /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:3900`. */
   endpoint?: string
   /** Path-style addressing (`<endpoint>/<bucket>/<key>`). Default false. */
@@ -158,6 +154,14 @@ export interface S3StorageOptions {
   maxAttempts?: number
   /** Requests in flight at once for this storage. Default 8. */
   maxInFlight?: number
+}
+
+/** Options of {@link S3Storage}. */
+export interface S3StorageOptions extends S3ConnectionOptions {
+  /** Key prefix; trailing slashes are normalised to one (`a/b//` → `a/b/`). Default none. */
+  prefix?: string
+  /** Region; default the environment's (`AWS_REGION`, profile), else `us-east-1`. */
+  region?: string
 }
 
 /**
@@ -219,25 +223,13 @@ export declare class FileSnapshotStorage implements SnapshotStorage {
 }
 
 /** Options of {@link S3SnapshotStorage}. */
-export interface S3SnapshotStorageOptions {
+export interface S3SnapshotStorageOptions extends S3ConnectionOptions {
   /** The bucket. */
   bucket: string
   /** Key prefix: objects are `<prefix>/<sessionId>/...`, used as given (as the SDK). Default none. */
   prefix?: string
   /** Region. Default `us-east-1` (as the SDK's session `S3Storage`). */
   region?: string
-  /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:3900`. */
-  endpoint?: string
-  /** Path-style addressing (`<endpoint>/<bucket>/<key>`). Default false. */
-  forcePathStyle?: boolean
-  /** Static credentials; default the standard AWS provider chain. */
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
-  /** Bound on connecting and on each attempt of a request, in ms. Default 30000. */
-  timeoutMs?: number
-  /** Attempts per request (throttling, 5xx and connection errors are retried with backoff). Default 3. */
-  maxAttempts?: number
-  /** Requests in flight at once for this storage. Default 8. */
-  maxInFlight?: number
 }
 
 /**
