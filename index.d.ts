@@ -1,4 +1,4 @@
-import type { LocalAgent, Plugin, Tool } from '@strands-agents/sdk'
+import type { LocalAgent, Model, Plugin, Tool, ToolResultBlock, ToolResultContent } from '@strands-agents/sdk'
 import type { Storage as UnifiedStorage } from '@strands-agents/sdk/storage'
 import type { Snapshot, SnapshotLocation, SnapshotManifest, SnapshotStorage } from '@strands-agents/sdk'
 
@@ -24,7 +24,37 @@ export interface OffloaderStorage {
   retrieve(reference: string): Promise<StoredContent>
 }
 
-/** Options of {@link ContextOffloader}; the same as the SDK plugin's. */
+/** The encodings of {@link countTokens} (OpenAI's BPE vocabularies, bundled). */
+export type Encoding = 'o200k_base' | 'cl100k_base'
+
+/**
+ * How the offloader counts a tool result's tokens:
+ * - `'model'` (default): the agent model's `countTokens`, as the SDK's plugin does;
+ * - `'o200k_base'` / `'cl100k_base'`: native BPE counts (exact for OpenAI models using that
+ *   encoding, an approximation for other model families), with an early-exit decision,
+ *   and estimates for image, video and document blocks;
+ * - `'heuristic'`: the SDK's characters/4 (JSON: compact length/2) rule, without calling the model.
+ */
+export type Tokenizer = 'model' | Encoding | 'heuristic'
+
+/**
+ * How the preview of an offloaded result is built:
+ * - `'head'` (default): the start of the result, as the SDK's plugin does;
+ * - `'headTail'`: the first and last lines of each block, with how many lines (and which)
+ *   were left out between them;
+ * - `'structure'`: an outline of each JSON block (keys, value types, array lengths, sample
+ *   values, line ranges); non-JSON blocks fall back to `'headTail'`.
+ */
+export type PreviewMode = 'head' | 'headTail' | 'structure'
+
+/** A tool use as the SDK passes it to hooks. */
+export interface OffloadToolUse {
+  name: string
+  toolUseId: string
+  input: unknown
+}
+
+/** Options of {@link ContextOffloader}: the SDK plugin's, plus counting, preview and per-tool control. */
 export interface ContextOffloaderConfig {
   /**
    * Where offloaded blocks go: an {@link OffloaderStorage} (ours or any other), or one
@@ -40,6 +70,63 @@ export interface ContextOffloaderConfig {
   includeRetrievalTool?: boolean
   /** Agent cycles after which offloaded entries are evicted; `null` disables. Default 20. */
   evictAfterCycles?: number | null
+  /** How tokens are counted. Default `'model'` (the SDK's behaviour). */
+  tokenizer?: Tokenizer
+  /**
+   * With a native tokenizer: UTF-16 units per text block up to which the preview header's
+   * count is exact; longer blocks are estimated from samples and the count shows as `~N`.
+   * Default 1,000,000.
+   */
+  exactCountLimit?: number
+  /** Preview mode. Default `'head'` (the SDK's). */
+  preview?: PreviewMode
+  /**
+   * Decides per call: `true` offloads whatever the size, `false` never offloads this
+   * result, `undefined` applies the size rule. May return a promise. If it throws, the
+   * size rule applies (with a warning).
+   */
+  shouldOffload?: (toolUse: OffloadToolUse, result: ToolResultBlock) => boolean | undefined | Promise<boolean | undefined>
+  /** Names of tools whose results are never offloaded (for results parsed by code). */
+  neverOffload?: string[]
+  /**
+   * When storing fails: `'keep'` (default, the SDK's) keeps the whole result in context;
+   * `'truncate'` keeps only the preview, with a marker saying the rest was dropped and why.
+   */
+  onStorageError?: 'keep' | 'truncate'
+}
+
+/** One stored block of an {@link OffloadResult}. */
+export interface OffloadReference {
+  /** The reference to pass to `retrieve_offloaded_content` (or `storage.retrieve`). */
+  reference: string
+  /** The stored content type. */
+  contentType: string
+  /** The description shown next to the reference (`text, 12,345 chars`). */
+  description: string
+}
+
+/** What {@link ContextOffloader.offload} returns. */
+export interface OffloadResult {
+  /** The preview text the plugin puts in the conversation (header, guidance, preview, references). */
+  text: string
+  /** The replacement content: the preview text block, then one placeholder per media block. */
+  content: ToolResultContent[]
+  /** The stored blocks (empty when storing failed with `onStorageError: 'truncate'`). */
+  references: OffloadReference[]
+  /** Token count shown in the header. */
+  tokens: number
+  /** Whether `tokens` is an estimate (shown as `~N`). */
+  approximate: boolean
+  /** Whether storing failed and only the preview was kept (`onStorageError: 'truncate'`). */
+  truncated: boolean
+}
+
+/** Options of {@link ContextOffloader.offload}. */
+export interface OffloadOptions {
+  /** Key of the stored blocks (`<key>_<index>`), in place of a tool use id. */
+  key: string
+  /** The agent whose storage and model to use; default: the agent the plugin was last added to. */
+  agent?: LocalAgent
 }
 
 /**
@@ -55,7 +142,31 @@ export declare class ContextOffloader implements Plugin {
   initAgent(agent: LocalAgent): void
   /** The retrieval tool, unless `includeRetrievalTool` is false. */
   getTools(): Tool[]
+  /**
+   * Offloads content by hand (large user input, a file the app loaded), whatever its size:
+   * stores every block under `<key>_<i>` and returns the preview text and references the
+   * plugin would have produced for a tool result with this content.
+   */
+  offload(content: string | ToolResultContent | ToolResultContent[], options: OffloadOptions): Promise<OffloadResult>
 }
+
+/**
+ * Number of BPE tokens of `text` in an OpenAI encoding (default `'o200k_base'`), counted
+ * natively on a worker thread (special-token text counts as ordinary text). Exact for
+ * OpenAI models using that encoding; other model families tokenize differently.
+ */
+export declare function countTokens(text: string, encoding?: Encoding): Promise<number>
+/** {@link countTokens} on the calling thread (for short texts). */
+export declare function countTokensSync(text: string, encoding?: Encoding): number
+/** The encodings {@link countTokens} accepts. */
+export declare const ENCODINGS: readonly Encoding[]
+/**
+ * Gives an SDK `Model` native counting for its `countTokens` (text, tool names and inputs,
+ * JSON results, reasoning, system prompt and tool specs counted exactly; media by the
+ * documented estimates), so the SDK's conversation and context managers get fast exact
+ * counts. The model is changed in place and returned.
+ */
+export declare function withNativeTokenCounting<M extends Model>(model: M, encoding?: Encoding): M
 
 /**
  * The SDK's unified `Storage` (`@strands-agents/sdk/storage`) as our storages

@@ -20,8 +20,29 @@ import {
 } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { z } from 'zod'
+import { createCounting, heuristicContentTokens } from './counting.js'
+import { createTokenApi } from './tokens.js'
 
 const native = await loadNative()
+const tokenApi = createTokenApi(native)
+const counting = createCounting(native, tokenApi)
+
+/**
+ * Number of BPE tokens of `text` in an OpenAI encoding (`'o200k_base'`, the default,
+ * or `'cl100k_base'`), counted natively on a worker thread. Exact for OpenAI models
+ * using that encoding; only an approximation for other model families.
+ * @type {(text: string, encoding?: 'o200k_base' | 'cl100k_base') => Promise<number>}
+ */
+export const countTokens = tokenApi.countTokens
+/** {@link countTokens} on the calling thread (for short texts). */
+export const countTokensSync = tokenApi.countTokensSync
+/** The encodings {@link countTokens} accepts. */
+export const ENCODINGS = tokenApi.ENCODINGS
+/**
+ * Gives an SDK `Model` native counting for its `countTokens`, so the SDK's
+ * conversation and context managers get exact OpenAI-encoding counts. Returns the model.
+ */
+export const withNativeTokenCounting = counting.withNativeTokenCounting
 
 /** Loads the platform's prebuilt addon, or fails with a message naming the platform. */
 async function loadNative() {
@@ -70,6 +91,13 @@ const DEFAULT_MAX_RESULT_TOKENS = 2_500
 const DEFAULT_PREVIEW_TOKENS = 1_000
 const DEFAULT_EVICT_AFTER = 20
 const RETRIEVAL_TOOL_NAME = 'retrieve_offloaded_content'
+/** Token counting choices: the agent model's `countTokens`, native encodings, or chars/4. */
+const TOKENIZERS = ['model', 'o200k_base', 'cl100k_base', 'heuristic']
+const NATIVE_TOKENIZERS = ['o200k_base', 'cl100k_base']
+const PREVIEW_MODES = ['head', 'headTail', 'structure']
+const STORAGE_ERROR_MODES = ['keep', 'truncate']
+/** Text (UTF-16 units per block) up to which the header's native token count is exact. */
+const DEFAULT_EXACT_COUNT_LIMIT = 1_000_000
 
 /** Longest slice of a string copied into native memory between two yields to the event loop. */
 const SLICE_UNITS = 1 << 19
@@ -594,6 +622,13 @@ function searchQueryOf(input) {
   }
 }
 
+/** Validates an option that takes one of `choices`, with a message listing them. */
+function oneOf(option, value, choices) {
+  if (choices.includes(value)) return value
+  const expected = choices.map((c) => `'${c}'`).join(', ')
+  throw new Error(`Unknown ${option} ${typeof value === 'string' ? `'${value}'` : String(value)}: expected one of ${expected}`)
+}
+
 /**
  * Plugin that offloads oversized tool results (drop-in for the SDK's ContextOffloader).
  *
@@ -617,6 +652,19 @@ export class ContextOffloader {
   /** Whether `_storage` is the agent's own storage, one of ours (see `initAgent`). */
   _usesAgentStorage = false
 
+  _tokenizer
+  _previewMode
+  _onStorageError
+  _shouldOffload
+  _neverOffload
+  _exactCountLimit
+  /** Resolves with the native encoding's longest token in bytes (native tokenizers only). */
+  _encodingReady
+  /** The agent the plugin was last added to (for `offload()` without an agent). */
+  _lastAgent
+  /** The per-agent FileStorage view used by `offload()` without any agent. */
+  _detachedView
+
   /** @param {import('./index.d.ts').ContextOffloaderConfig} [config] */
   constructor(config = {}) {
     const maxResultTokens = config.maxResultTokens ?? DEFAULT_MAX_RESULT_TOKENS
@@ -628,6 +676,28 @@ export class ContextOffloader {
       config.evictAfterCycles === undefined ? ContextOffloader._DEFAULT_EVICT_AFTER_CYCLES : config.evictAfterCycles
     if (evictAfterCycles !== null && (!Number.isInteger(evictAfterCycles) || evictAfterCycles < 1)) {
       throw new Error('evictAfterCycles must be a positive integer')
+    }
+    this._tokenizer = oneOf('tokenizer', config.tokenizer ?? 'model', TOKENIZERS)
+    this._previewMode = oneOf('preview', config.preview ?? 'head', PREVIEW_MODES)
+    this._onStorageError = oneOf('onStorageError', config.onStorageError ?? 'keep', STORAGE_ERROR_MODES)
+    if (config.shouldOffload !== undefined && typeof config.shouldOffload !== 'function') {
+      throw new TypeError('shouldOffload must be a function (toolUse, result) => boolean | undefined')
+    }
+    this._shouldOffload = config.shouldOffload
+    const neverOffload = config.neverOffload ?? []
+    if (!Array.isArray(neverOffload) || neverOffload.some((name) => typeof name !== 'string')) {
+      throw new TypeError('neverOffload must be an array of tool names (strings)')
+    }
+    this._neverOffload = new Set(neverOffload)
+    const exactCountLimit = config.exactCountLimit ?? DEFAULT_EXACT_COUNT_LIMIT
+    if (typeof exactCountLimit !== 'number' || !(exactCountLimit >= 0)) {
+      throw new Error('exactCountLimit must be a non-negative number of characters')
+    }
+    this._exactCountLimit = exactCountLimit
+    if (NATIVE_TOKENIZERS.includes(this._tokenizer)) {
+      // The vocabulary loads on a worker thread while the agent starts.
+      this._encodingReady = native.loadEncoding(this._tokenizer)
+      this._encodingReady.catch(() => {})
     }
     if (config.storage) this._resolveAndSetStorage(config.storage)
     this._maxResultTokens = maxResultTokens
@@ -666,6 +736,7 @@ export class ContextOffloader {
     }
     if (this._isLegacyMemoryStorage()) this._storage._bind(agent, this._evictAfterCycles)
     this._storageForAgent(agent)
+    this._lastAgent = new WeakRef(agent)
     agent.addHook(AfterToolCallEvent, (event) => this._handleToolResult(event))
     agent.addHook(BeforeModelCallEvent, () => {
       const cycleCount = agent.metrics.cycleCount
@@ -712,6 +783,11 @@ export class ContextOffloader {
 
   _storageForAgent(agent) {
     if (!this._perAgent()) return this._storage
+    if (!agent) {
+      // `offload()` before the plugin is added to an agent: a FileStorage needs no sandbox.
+      if (this._storage instanceof FileStorage) return (this._detachedView ??= this._storage._pluginView())
+      throw new Error('ContextOffloader.offload() needs `agent` for a sandboxed storage')
+    }
     let storage = this._storageByAgent.get(agent)
     if (!storage) {
       if (this._sandboxableStorage) storage = this._sandboxableStorage.forSandbox(agent.sandbox)
@@ -780,7 +856,16 @@ export class ContextOffloader {
     return nativeTexts
   }
 
-  async _storeBlock(storage, block, key, jsonText, nativeText) {
+  async _storeBlock(storage, block, key, jsonText, nativeText, utf8) {
+    if (utf8 && ((block instanceof TextBlock && block.text) || block instanceof JsonBlock)) {
+      const contentType = block instanceof TextBlock ? 'text/plain' : 'application/json'
+      const ref = await storeContent(storage, key, utf8, contentType)
+      const description =
+        block instanceof TextBlock
+          ? `text, ${block.text.length.toLocaleString()} chars`
+          : `json, ${utf8.length.toLocaleString()} bytes`
+      return { ref, contentType, description }
+    }
     if (block instanceof TextBlock && block.text) {
       const { ref } = await this._storeText(storage, key, block.text, 'text/plain', nativeText)
       return { ref, contentType: 'text/plain', description: `text, ${block.text.length.toLocaleString()} chars` }
@@ -808,11 +893,8 @@ export class ContextOffloader {
     return { ref: '', contentType: 'unknown', description: 'unknown block type' }
   }
 
-  _buildPreviewText(content, references, tokenCount, preview) {
-    const refLines = references
-      .filter((r) => r.ref)
-      .map((r) => `  ${r.ref} (${r.description})`)
-      .join('\n')
+  /** The guidance paragraph of an offload preview (the SDK's wording). */
+  _guidance() {
     let guidance =
       'Tool result was offloaded to external storage due to size.\n' +
       'Use the preview below if it answers your question.\n'
@@ -825,27 +907,109 @@ export class ContextOffloader {
     } else {
       guidance += 'If you need more detail, use your available tools to access specific data.'
     }
+    return guidance
+  }
+
+  /** The token figure of a header: `~N` for estimates (and always with the SDK's counters). */
+  static _tokenFigure(measure) {
+    return `${measure.approximate ? '~' : ''}${measure.tokens.toLocaleString()}`
+  }
+
+  _buildPreviewText(content, references, measure, preview) {
+    const refLines = references
+      .filter((r) => r.ref)
+      .map((r) => `  ${r.ref} (${r.description})`)
+      .join('\n')
     return (
-      `[Offloaded: ${content.length} blocks, ~${tokenCount.toLocaleString()} tokens]\n` +
-      `${guidance}\n\n` +
+      `[Offloaded: ${content.length} blocks, ${ContextOffloader._tokenFigure(measure)} tokens]\n` +
+      `${this._guidance()}\n\n` +
       `${preview}\n\n` +
       `[Stored references:]\n${refLines}`
     )
   }
 
-  async _handleToolResult(event) {
-    if (event.result.status === 'error') return
-    // A delegated agent's result is its final answer: never replace it with a preview.
-    if (isDelegatingAgentTool(event.tool)) return
-    // The retrieval tool's own results are never offloaded (no circular offloading).
-    if (this._includeRetrievalTool && event.toolUse.name === RETRIEVAL_TOOL_NAME) return
-    const content = event.result.content
-    const toolUseId = event.result.toolUseId
-    const tokenCount = await event.agent.model.countTokens([new Message({ role: 'user', content: [event.result] })])
-    if (tokenCount <= this._maxResultTokens) return
+  /** The text that replaces a result whose storage failed (`onStorageError: 'truncate'`). */
+  _buildTruncatedText(content, measure, preview, err) {
+    const reason = String(err?.message ?? err).split('\n')[0].slice(0, 300)
+    return (
+      `[Truncated: ${content.length} blocks, ${ContextOffloader._tokenFigure(measure)} tokens. ` +
+      `The full tool result could not be stored (${reason}), so everything after this preview was dropped; ` +
+      'it cannot be retrieved.]\n\n' +
+      preview
+    )
+  }
 
-    const textParts = []
+  /** Whether counting and previews run natively (a native tokenizer or a non-default preview). */
+  _usesNativePreview() {
+    return NATIVE_TOKENIZERS.includes(this._tokenizer) || this._previewMode !== 'head'
+  }
+
+  /**
+   * Counts a tool result's tokens with the configured tokenizer and decides whether it
+   * exceeds `maxResultTokens`. With a native tokenizer the decision stops as soon as
+   * the threshold is passed; the exact (or, for long texts, estimated) total is only
+   * computed once the result is known to be offloaded.
+   * @returns {Promise<{ exceeds: boolean, tokens?: number, approximate?: boolean, compact: Map<number, string> }>}
+   */
+  async _decide(content, resultBlock, agent) {
+    const compact = new Map()
+    if (this._tokenizer === 'model') {
+      const model = agent?.model
+      const tokens = model
+        ? await model.countTokens([new Message({ role: 'user', content: [resultBlock] })])
+        : heuristicContentTokens(content)
+      return { exceeds: tokens > this._maxResultTokens, tokens, approximate: true, compact }
+    }
+    if (this._tokenizer === 'heuristic') {
+      const tokens = heuristicContentTokens(content)
+      return { exceeds: tokens > this._maxResultTokens, tokens, approximate: true, compact }
+    }
+    const maxTokenBytes = await this._encodingReady
+    const exceeds = await counting.exceedsLimit(content, this._tokenizer, this._maxResultTokens, maxTokenBytes, compact)
+    return { exceeds, compact }
+  }
+
+  /** The header's token figure: the decision's count, or a native count of every block. */
+  async _headerMeasure(content, decision) {
+    if (decision.tokens !== undefined) return { tokens: decision.tokens, approximate: decision.approximate }
+    await this._encodingReady
+    return counting.contentTokens(content, this._tokenizer, this._exactCountLimit, decision.compact)
+  }
+
+  /**
+   * Builds the preview natively: every text and JSON block is handed to native memory,
+   * encoded as UTF-8 on a worker thread, and previewed in the configured mode within
+   * `previewTokens` (native tokens, or 4 characters per token). Resolves with the preview
+   * and the UTF-8 bytes of each block (by block index) for storing.
+   */
+  async _nativePreview(content, jsonTexts) {
+    const builder = new native.PreviewBuilder()
+    const indices = []
+    for (const [i, block] of content.entries()) {
+      if (block instanceof TextBlock && block.text) builder.add(await toNativeText(block.text), false)
+      else if (block instanceof JsonBlock) builder.add(await toNativeText(jsonTexts.get(i)), true)
+      else continue
+      indices.push(i)
+    }
+    const nativeTokenizer = NATIVE_TOKENIZERS.includes(this._tokenizer)
+    if (nativeTokenizer) await this._encodingReady
+    const built = await builder.build({
+      mode: this._previewMode,
+      budget: nativeTokenizer ? this._previewTokens : this._previewTokens * CHARS_PER_TOKEN,
+      encoding: nativeTokenizer ? this._tokenizer : undefined,
+      cutLongLines: nativeTokenizer || this._previewMode !== 'head',
+    })
+    const utf8 = new Map(indices.map((blockIndex, k) => [blockIndex, asUint8Array(built.texts[k])]))
+    return { preview: built.preview, utf8 }
+  }
+
+  /**
+   * Stores every block of `content` under `<keyPrefix>_<i>` and builds the replacement
+   * content. Resolves with `null` when storing failed and the original is to be kept.
+   */
+  async _offloadBlocks(content, keyPrefix, agent, decision) {
     const jsonTexts = new Map()
+    const textParts = []
     content.forEach((block, i) => {
       if (block instanceof TextBlock && block.text) textParts.push(block.text)
       else if (block instanceof JsonBlock) {
@@ -854,44 +1018,141 @@ export class ContextOffloader {
         textParts.push(json)
       }
     })
-    const preview = textParts.length > 0 ? previewOf(textParts, this._previewTokens) : ''
+    let storage
+    let storageError
+    try {
+      storage = this._storageForAgent(agent)
+    } catch (err) {
+      storageError = err
+    }
+    let preview
+    let utf8 = new Map()
+    let nativeTexts = new Map()
+    const measurePromise = this._headerMeasure(content, decision)
+    if (this._usesNativePreview()) {
+      ;({ preview, utf8 } = await this._nativePreview(content, jsonTexts))
+    } else {
+      preview = textParts.length > 0 ? previewOf(textParts, this._previewTokens) : ''
+      if (storage?.[NATIVE]) nativeTexts = await this._transferTexts(content, jsonTexts)
+    }
+    const measure = await measurePromise
 
     let references
     try {
-      const storage = this._storageForAgent(event.agent)
-      const nativeTexts = storage[NATIVE] ? await this._transferTexts(content, jsonTexts) : new Map()
+      if (storageError) throw storageError
       references = await Promise.all(
         content.map((block, i) =>
-          this._storeBlock(storage, block, `${toolUseId}_${i}`, jsonTexts.get(i), nativeTexts.get(i)),
+          this._storeBlock(storage, block, `${keyPrefix}_${i}`, jsonTexts.get(i), nativeTexts.get(i), utf8.get(i)),
         ),
       )
       if (!isOffloaderStorage(storage)) {
-        const storedAt = event.agent.metrics.cycleCount
+        const storedAt = agent?.metrics?.cycleCount ?? 0
         for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.ref, storedAt)
       }
     } catch (err) {
-      logger.warn(`tool_use_id=<${toolUseId}> | failed to offload tool result, keeping original`, err)
-      return
+      if (this._onStorageError === 'truncate') {
+        logger.warn(`key=<${keyPrefix}> | failed to offload tool result, keeping only the preview`, err)
+        const text = this._buildTruncatedText(content, measure, preview, err)
+        return { text, content: [new TextBlock(text), ...mediaPlaceholders(content, [], 'dropped')], references: [], measure, truncated: true }
+      }
+      logger.warn(`tool_use_id=<${keyPrefix}> | failed to offload tool result, keeping original`, err)
+      return null
     }
-    logger.debug(
-      `tool_use_id=<${toolUseId}>, blocks=<${references.length}>, tokens=<${tokenCount}> | tool result offloaded`,
-    )
-
-    const newContent = [new TextBlock(this._buildPreviewText(content, references, tokenCount, preview))]
-    for (let i = 0; i < content.length; i++) {
-      const block = content[i]
-      const ref = references[i]?.ref ?? ''
-      if (block instanceof TextBlock || block instanceof JsonBlock) continue
-      const bytes = getBytes(block)
-      const size = bytes ? bytes.length : 0
-      let label
-      if (block instanceof ImageBlock) label = `image: ${block.format}`
-      else if (block instanceof VideoBlock) label = `video: ${block.format}`
-      else if (block instanceof DocumentBlock) label = `document: ${block.format}, ${block.name}`
-      if (label) newContent.push(new TextBlock(`[${label}, ${size} bytes${ref ? ` | ref: ${ref}` : ''}]`))
-    }
-    event.result = new ToolResultBlock({ toolUseId: event.result.toolUseId, status: event.result.status, content: newContent })
+    logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
+    const text = this._buildPreviewText(content, references, measure, preview)
+    return { text, content: [new TextBlock(text), ...mediaPlaceholders(content, references)], references, measure, truncated: false }
   }
+
+  async _handleToolResult(event) {
+    if (event.result.status === 'error') return
+    // A delegated agent's result is its final answer: never replace it with a preview.
+    if (isDelegatingAgentTool(event.tool)) return
+    // The retrieval tool's own results are never offloaded (no circular offloading).
+    if (this._includeRetrievalTool && event.toolUse.name === RETRIEVAL_TOOL_NAME) return
+    if (this._neverOffload.has(event.toolUse.name)) return
+    let forced
+    if (this._shouldOffload) {
+      try {
+        forced = await this._shouldOffload(event.toolUse, event.result)
+      } catch (err) {
+        logger.warn(`tool_use_id=<${event.result.toolUseId}> | shouldOffload threw, using the size rule`, err)
+      }
+      if (forced === false) return
+    }
+    const content = event.result.content
+    const toolUseId = event.result.toolUseId
+    const decision = await this._decide(content, event.result, event.agent)
+    if (!decision.exceeds && forced !== true) return
+    const offloaded = await this._offloadBlocks(content, toolUseId, event.agent, decision)
+    if (!offloaded) return
+    event.result = new ToolResultBlock({ toolUseId, status: event.result.status, content: offloaded.content })
+  }
+
+  /**
+   * Offloads content by hand (large user input, a file the app loaded): stores every
+   * block under `<key>_<i>` and returns the preview text and references the plugin
+   * would have put in the conversation. Always offloads, whatever the size.
+   * @param {string | import('@strands-agents/sdk').ToolResultContent[]} content
+   * @param {{ key: string, agent?: import('@strands-agents/sdk').LocalAgent }} options
+   */
+  async offload(content, options) {
+    const key = options?.key
+    if (typeof key !== 'string' || key.length === 0) throw new TypeError('offload() needs a non-empty string `key`')
+    const blocks = toContentBlocks(content)
+    const agent = options.agent ?? this._lastAgent?.deref()
+    if (!this._storage) {
+      throw new Error(
+        'ContextOffloader.offload() needs a storage: pass `storage` in the config or add the plugin to an agent first',
+      )
+    }
+    const resultBlock = new ToolResultBlock({ toolUseId: key, status: 'success', content: blocks })
+    const decision = await this._decide(blocks, resultBlock, agent)
+    const offloaded = await this._offloadBlocks(blocks, key, agent, decision)
+    if (!offloaded) throw new Error(`offload failed: the content could not be stored (key ${key})`)
+    const { text, references, measure, truncated } = offloaded
+    return {
+      text,
+      content: offloaded.content,
+      references: references.filter((r) => r.ref).map((r) => ({ reference: r.ref, contentType: r.contentType, description: r.description })),
+      tokens: measure.tokens,
+      approximate: measure.approximate,
+      truncated,
+    }
+  }
+}
+
+/** SDK content blocks from what `offload()` accepts: a string, a block, or an array of blocks. */
+function toContentBlocks(content) {
+  if (typeof content === 'string') return [new TextBlock(content)]
+  const list = Array.isArray(content) ? content : [content]
+  return list.map((block) => {
+    if (block instanceof TextBlock || block instanceof JsonBlock) return block
+    if (block instanceof ImageBlock || block instanceof VideoBlock || block instanceof DocumentBlock) return block
+    if (typeof block === 'string') return new TextBlock(block)
+    if (block && typeof block === 'object' && typeof block.text === 'string') return new TextBlock(block.text)
+    if (block && typeof block === 'object' && 'json' in block) return new JsonBlock({ json: block.json })
+    throw new TypeError('offload() content must be a string, or text/JSON/image/video/document blocks')
+  })
+}
+
+/** One placeholder text block per media block, as the SDK adds after the preview. */
+function mediaPlaceholders(content, references, missing) {
+  const out = []
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]
+    if (block instanceof TextBlock || block instanceof JsonBlock) continue
+    const ref = references[i]?.ref ?? ''
+    const bytes = getBytes(block)
+    const size = bytes ? bytes.length : 0
+    let label
+    if (block instanceof ImageBlock) label = `image: ${block.format}`
+    else if (block instanceof VideoBlock) label = `video: ${block.format}`
+    else if (block instanceof DocumentBlock) label = `document: ${block.format}, ${block.name}`
+    if (!label) continue
+    const suffix = ref ? ` | ref: ${ref}` : missing ? ` | ${missing}` : ''
+    out.push(new TextBlock(`[${label}, ${size} bytes${suffix}]`))
+  }
+  return out
 }
 
 // ---------------------------------------------------------------------------

@@ -226,8 +226,11 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
 
   it('the root tarball has the entry, the loader and the typings, and no addon', () => {
     const files = rootPacked.files.map((f) => f.path).sort()
-    expect(files).toEqual(expect.arrayContaining(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json']))
-    const allowed = new Set(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE'])
+    const modules = ['counting.js', 'media.js', 'tokens.js']
+    expect(files).toEqual(
+      expect.arrayContaining(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', ...modules]),
+    )
+    const allowed = new Set(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
     expect(files.filter((f) => !allowed.has(f))).toEqual([])
   })
 
@@ -286,7 +289,7 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
   it("the project's own vitest test passes", () => {
     const r = run(process.execPath, [join(consumer, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], consumer)
     expect(r.status, show(r)).toBe(0)
-    expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests\s+3 passed/)
+    expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests\s+4 passed/)
   }, 3 * MINUTE)
 
   it('plain node imports the package', () => {
@@ -328,7 +331,8 @@ import {
   ContextOffloader as SdkContextOffloader,
   type Storage as SdkOffloaderStorage,
 } from '@strands-agents/sdk/vended-plugins/context-offloader'
-import { ContextOffloader, FileStorage, InMemoryStorage } from 'context-offloader'
+import { ContextOffloader, FileStorage, InMemoryStorage, countTokens, withNativeTokenCounting } from 'context-offloader'
+import type { Encoding, OffloadResult } from 'context-offloader'
 
 export interface RoundTrip {
   reference: string
@@ -357,6 +361,24 @@ export function mixedWithTheSdk(): Plugin[] {
   const ours = new ContextOffloader({ storage: new InMemoryStorage(5), includeRetrievalTool: false })
   return [sdkPlugin, ours]
 }
+
+/** The options of the native plugin, manual offload and native counting, as typed. */
+export async function smarterOffload(text: string): Promise<{ result: OffloadResult; tokens: number }> {
+  const encoding: Encoding = 'o200k_base'
+  const plugin = new ContextOffloader({
+    storage: new InMemoryStorage(),
+    tokenizer: encoding,
+    preview: 'headTail',
+    neverOffload: ['parse_json'],
+    shouldOffload: (toolUse) => (toolUse.name === 'always_offload' ? true : undefined),
+    onStorageError: 'truncate',
+    exactCountLimit: 500_000,
+  })
+  const model = withNativeTokenCounting(new Agent().model, encoding)
+  if (typeof model.countTokens !== 'function') throw new Error('countTokens lost')
+  const result = await plugin.offload(text, { key: 'upload' })
+  return { result, tokens: await countTokens(text, encoding) }
+}
 `
 
 /** The consumer's vitest test. */
@@ -364,11 +386,18 @@ const CONSUMER_TEST = `import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { ContextOffloader, InMemoryStorage } from 'context-offloader'
-import { agentWithFileStorage, mixedWithTheSdk, roundTrip } from '../src/program.js'
+import { agentWithFileStorage, mixedWithTheSdk, roundTrip, smarterOffload } from '../src/program.js'
 
 const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 
 describe('context-offloader from its tarball', () => {
+  it('offloads by hand with a native tokenizer and counts tokens', async () => {
+    const { result, tokens } = await smarterOffload('hello world\\n'.repeat(50))
+    expect(tokens).toBeGreaterThan(50)
+    expect(result.references[0].reference).toBe('mem_1_upload_0')
+    expect(result.text.startsWith(\`[Offloaded: 1 blocks, \${tokens} tokens]\`)).toBe(true)
+  })
+
   it('round-trips a block through FileStorage under an Agent', async () => {
     const { agent, plugin, storage } = agentWithFileStorage(artifacts)
     expect(agent).toBeDefined()

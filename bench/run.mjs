@@ -25,8 +25,10 @@ import * as eventLoop from './scenarios/event-loop.mjs'
 import * as memory from './scenarios/memory.mjs'
 import * as sessions from './scenarios/sessions.mjs'
 import * as s3 from './scenarios/s3.mjs'
+import * as tokens from './scenarios/tokens.mjs'
+import * as decision from './scenarios/decision.mjs'
 
-const SCENARIOS = [offload, fileStore, search, backtracking, eventLoop, memory, sessions, s3]
+const SCENARIOS = [offload, fileStore, search, backtracking, eventLoop, memory, sessions, s3, tokens, decision]
 
 const { values: options } = parseArgs({
   options: {

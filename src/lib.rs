@@ -14,16 +14,20 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod error;
 mod kv;
+mod offload;
 mod s3;
 mod s3_snapshot;
 mod search;
 mod snapshot;
 mod store;
 mod text;
+mod tokens;
 
 pub use kv::*;
+pub use offload::*;
 pub use s3::*;
 pub use search::*;
 pub use snapshot::*;
 pub use store::*;
 pub use text::*;
+pub use tokens::*;

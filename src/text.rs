@@ -43,6 +43,13 @@ pub struct StringArg {
 /// A string argument copied out as raw UTF-16 code units.
 pub struct Utf16Slice(Vec<u16>);
 
+impl Utf16Slice {
+  /// The copied code units (lone surrogates included, as JavaScript holds them).
+  pub fn into_units(self) -> Vec<u16> {
+    self.0
+  }
+}
+
 impl TypeName for StringArg {
   fn type_name() -> &'static str {
     "string"

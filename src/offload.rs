@@ -1,0 +1,127 @@
+//! Preparing an offload: the UTF-8 of each text block and the preview of the result,
+//! computed together on a worker thread, with a character or token budget.
+
+use std::str::FromStr;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use offload_preview::{build_preview, BlockKind, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
+use offload_tokens::{tokenizer, Encoding, Tokenizer};
+
+use crate::text::{NativeText, PendingText};
+
+/// Measures previews in BPE tokens of one encoding.
+struct TokenMeter(&'static Tokenizer);
+
+impl Meter for TokenMeter {
+  fn measure(&self, text: &str) -> usize {
+    self.0.count(text)
+  }
+
+  fn fit_prefix(&self, text: &str, budget: usize) -> usize {
+    self.0.prefix_within(text, budget)
+  }
+
+  fn fit_suffix(&self, text: &str, budget: usize) -> usize {
+    self.0.suffix_within(text, budget)
+  }
+}
+
+/// Parses an encoding name, as a JavaScript `Error` with the crate's message.
+pub(crate) fn parse_encoding(name: &str) -> Result<Encoding> {
+  Encoding::from_str(name).map_err(|err| Error::new(Status::InvalidArg, err.to_string()))
+}
+
+/// How to preview an offloaded result.
+#[napi(object)]
+pub struct PreviewSpec {
+  /// `'head'`, `'headTail'` or `'structure'`.
+  pub mode: String,
+  /// The budget: tokens of `encoding`, or UTF-16 units without one.
+  pub budget: u32,
+  /// A native encoding to measure the budget in; characters when absent.
+  pub encoding: Option<String>,
+  /// Cut over-long lines with a marker (`head` mode; the other modes always do).
+  pub cut_long_lines: Option<bool>,
+}
+
+/// What [`PreviewBuilder::build`] resolves with.
+#[napi(object)]
+pub struct PreparedOffload {
+  /// The preview text.
+  pub preview: String,
+  /// The UTF-8 bytes of every added text, in the order they were added.
+  pub texts: Vec<Buffer>,
+}
+
+/// Collects the text blocks of one tool result for [`PreviewBuilder::build`].
+#[napi]
+#[derive(Default)]
+pub struct PreviewBuilder {
+  blocks: Vec<(BlockKind, PendingText)>,
+}
+
+#[napi]
+impl PreviewBuilder {
+  /// An empty builder.
+  #[napi(constructor)]
+  pub fn new() -> Self {
+    Self::default()
+  }
+
+  /// Adds one block (its text is moved out of `text`); `json` marks pretty-printed JSON.
+  #[napi]
+  pub fn add(&mut self, text: &mut NativeText, json: bool) {
+    let kind = if json { BlockKind::Json } else { BlockKind::Text };
+    self.blocks.push((kind, text.take()));
+  }
+
+  /// Encodes every block as UTF-8 and builds the preview, on a worker thread.
+  /// Rejects an unknown mode or encoding right away.
+  #[napi(ts_return_type = "Promise<PreparedOffload>")]
+  pub fn build(&mut self, spec: PreviewSpec) -> Result<AsyncTask<PreviewTask>> {
+    let mode = PreviewMode::from_str(&spec.mode).map_err(|err| Error::new(Status::InvalidArg, err.to_string()))?;
+    let encoding = spec.encoding.as_deref().map(parse_encoding).transpose()?;
+    Ok(AsyncTask::new(PreviewTask {
+      blocks: std::mem::take(&mut self.blocks),
+      options: PreviewOptions { mode, budget: spec.budget as usize, cut_long_lines: spec.cut_long_lines.unwrap_or(false) },
+      encoding,
+    }))
+  }
+}
+
+/// Encodes the blocks and builds their preview on a worker thread.
+pub struct PreviewTask {
+  blocks: Vec<(BlockKind, PendingText)>,
+  options: PreviewOptions,
+  encoding: Option<Encoding>,
+}
+
+impl Task for PreviewTask {
+  type Output = (String, Vec<Vec<u8>>);
+  type JsValue = PreparedOffload;
+
+  fn compute(&mut self) -> Result<Self::Output> {
+    let blocks = std::mem::take(&mut self.blocks);
+    let kinds: Vec<BlockKind> = blocks.iter().map(|(kind, _)| *kind).collect();
+    let texts: Vec<Vec<u8>> = blocks.into_iter().map(|(_, text)| text.into_utf8()).collect();
+    let strs = texts
+      .iter()
+      .map(|bytes| std::str::from_utf8(bytes).map_err(|err| Error::new(Status::GenericFailure, err.to_string())))
+      .collect::<Result<Vec<&str>>>()?;
+    let preview_blocks: Vec<PreviewBlock<'_>> =
+      kinds.iter().zip(&strs).map(|(kind, text)| PreviewBlock { kind: *kind, text }).collect();
+    let preview = match self.encoding {
+      Some(encoding) => {
+        let tokens = tokenizer(encoding).map_err(|err| Error::new(Status::GenericFailure, err.to_string()))?;
+        build_preview(&preview_blocks, &TokenMeter(tokens), &self.options)
+      }
+      None => build_preview(&preview_blocks, &Utf16Meter, &self.options),
+    };
+    Ok((preview, texts))
+  }
+
+  fn resolve(&mut self, _env: Env, (preview, texts): Self::Output) -> Result<PreparedOffload> {
+    Ok(PreparedOffload { preview, texts: texts.into_iter().map(Buffer::from).collect() })
+  }
+}
