@@ -856,14 +856,25 @@ export class ContextOffloader {
     return nativeTexts
   }
 
-  async _storeBlock(storage, block, key, jsonText, nativeText, utf8) {
-    if (utf8 && ((block instanceof TextBlock && block.text) || block instanceof JsonBlock)) {
+  /**
+   * Stores one block. `encoded` is the block's text already encoded natively (when
+   * the preview was built natively): native stores take it without another copy.
+   */
+  async _storeBlock(storage, block, key, jsonText, nativeText, encoded) {
+    if (encoded && ((block instanceof TextBlock && block.text) || block instanceof JsonBlock)) {
       const contentType = block instanceof TextBlock ? 'text/plain' : 'application/json'
-      const ref = await storeContent(storage, key, utf8, contentType)
+      const nativeStore = storage[NATIVE]
+      let ref
+      if (typeof nativeStore?.storeEncoded === 'function') {
+        const args = [key, encoded, contentType, storage[PLUGIN_VIEW]]
+        ref = (nativeStore.storeEncodedNow(...args) ?? (await nativeStore.storeEncoded(...args))).reference
+      } else {
+        ref = await storeContent(storage, key, asUint8Array(encoded.toBuffer()), contentType)
+      }
       const description =
         block instanceof TextBlock
           ? `text, ${block.text.length.toLocaleString()} chars`
-          : `json, ${utf8.length.toLocaleString()} bytes`
+          : `json, ${encoded.byteLength.toLocaleString()} bytes`
       return { ref, contentType, description }
     }
     if (block instanceof TextBlock && block.text) {
@@ -999,7 +1010,7 @@ export class ContextOffloader {
       encoding: nativeTokenizer ? this._tokenizer : undefined,
       cutLongLines: nativeTokenizer || this._previewMode !== 'head',
     })
-    const utf8 = new Map(indices.map((blockIndex, k) => [blockIndex, asUint8Array(built.texts[k])]))
+    const utf8 = new Map(indices.map((blockIndex, k) => [blockIndex, built.texts[k]]))
     return { preview: built.preview, utf8 }
   }
 

@@ -3,6 +3,7 @@
 
 use std::str::FromStr;
 
+use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_preview::{build_preview, BlockKind, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
@@ -45,13 +46,41 @@ pub struct PreviewSpec {
   pub cut_long_lines: Option<bool>,
 }
 
+/// Text encoded as UTF-8 in native memory, ready to be stored without another copy.
+#[napi]
+pub struct EncodedText {
+  bytes: Bytes,
+}
+
+impl EncodedText {
+  /// The bytes (a cheap, shared handle).
+  pub(crate) fn bytes(&self) -> Bytes {
+    self.bytes.clone()
+  }
+}
+
+#[napi]
+impl EncodedText {
+  /// Length in bytes.
+  #[napi(getter)]
+  pub fn byte_length(&self) -> f64 {
+    self.bytes.len() as f64
+  }
+
+  /// A copy of the bytes as a `Buffer` (for storages written in JavaScript).
+  #[napi]
+  pub fn to_buffer(&self) -> Buffer {
+    Buffer::from(self.bytes.to_vec())
+  }
+}
+
 /// What [`PreviewBuilder::build`] resolves with.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct PreparedOffload {
   /// The preview text.
   pub preview: String,
-  /// The UTF-8 bytes of every added text, in the order they were added.
-  pub texts: Vec<Buffer>,
+  /// Every added text as UTF-8, in the order they were added.
+  pub texts: Vec<EncodedText>,
 }
 
 /// Collects the text blocks of one tool result for [`PreviewBuilder::build`].
@@ -122,6 +151,7 @@ impl Task for PreviewTask {
   }
 
   fn resolve(&mut self, _env: Env, (preview, texts): Self::Output) -> Result<PreparedOffload> {
-    Ok(PreparedOffload { preview, texts: texts.into_iter().map(Buffer::from).collect() })
+    let texts = texts.into_iter().map(|bytes| EncodedText { bytes: Bytes::from(bytes) }).collect();
+    Ok(PreparedOffload { preview, texts })
   }
 }

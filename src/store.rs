@@ -13,6 +13,7 @@ use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, ReferenceStyle};
 
 use crate::error::to_js_error;
 use crate::search::{run_query, SearchOutcome, SearchQuery};
+use crate::offload::EncodedText;
 use crate::text::{NativeText, PendingText};
 
 /// Largest file written on the JavaScript thread instead of a worker: small
@@ -98,6 +99,8 @@ pub struct RetrieveOutcome {
 enum Payload {
   Text(PendingText),
   Bytes(Uint8Array),
+  /// Text already encoded as UTF-8 in native memory (shared, not copied).
+  Encoded(Bytes),
 }
 
 /// Stores one block on a worker thread.
@@ -120,6 +123,7 @@ impl Task for StoreTask {
     let bytes = match self.payload.take() {
       Some(Payload::Text(text)) => Bytes::from(text.into_utf8()),
       Some(Payload::Bytes(array)) => Bytes::copy_from_slice(&array),
+      Some(Payload::Encoded(bytes)) => bytes,
       None => return Err(Error::new(Status::GenericFailure, "store task ran twice")),
     };
     let byte_length = bytes.len() as f64;
@@ -283,6 +287,49 @@ impl NativeStore {
       sequence: self.backend.next_sequence(),
       key,
       payload: Some(Payload::Bytes(content)),
+      content_type,
+      style: style(concatenated),
+    })
+  }
+
+  /// Stores text that is already UTF-8 in native memory ([`EncodedText`]) right away
+  /// when that is cheap: always in memory (the bytes are shared, not copied), files
+  /// of at most [`INLINE_WRITE_LIMIT`] bytes. Returns `null` otherwise; then call
+  /// `storeEncoded`.
+  #[napi]
+  pub fn store_encoded_now(
+    &self,
+    key: String,
+    text: &EncodedText,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> Result<Option<StoreOutcome>> {
+    let bytes = text.bytes();
+    if let Backend::File(_) = &self.backend {
+      if bytes.len() > INLINE_WRITE_LIMIT {
+        return Ok(None);
+      }
+    }
+    let byte_length = bytes.len() as f64;
+    let sequence = self.backend.next_sequence();
+    let reference = self.backend.store(sequence, &key, bytes, &content_type, style(concatenated))?;
+    Ok(Some(StoreOutcome { reference, byte_length }))
+  }
+
+  /// Stores text that is already UTF-8 in native memory, on a worker thread.
+  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  pub fn store_encoded(
+    &self,
+    key: String,
+    text: &EncodedText,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> AsyncTask<StoreTask> {
+    AsyncTask::new(StoreTask {
+      backend: self.backend.clone(),
+      sequence: self.backend.next_sequence(),
+      key,
+      payload: Some(Payload::Encoded(text.bytes())),
       content_type,
       style: style(concatenated),
     })
