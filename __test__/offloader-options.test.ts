@@ -1,7 +1,7 @@
 // The offloader's own options: native tokenizers (early-exit decision, exact and
 // estimated header counts, media estimates), preview modes, per-tool control, manual
 // offload and the storage-failure fallback.
-import { describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { Agent } from '@strands-agents/sdk'
 import {
   ContextOffloader,
@@ -13,6 +13,7 @@ import {
 } from '../index.js'
 import {
   Driven,
+  sdkOffloader,
   ImageBlock,
   JsonBlock,
   ScriptedModel,
@@ -249,6 +250,38 @@ describe('previews', () => {
     const d = new Driven(new ContextOffloader({ storage: new InMemoryStorage(), previewTokens: 100, maxResultTokens: 200 }))
     const preview = previewSection((await d.offload([new TextBlock(log)])).content[0].text)
     expect(preview).toBe(log.slice(0, 400))
+  })
+})
+
+describe('storing natively previewed blocks', () => {
+  const random = prng(3).next
+  const text = Array.from({ length: 40_000 }, (_, i) => `${i} ${random() < 0.1 ? '日本語 😀' : 'ascii'} line`).join('\n')
+  const json = { rows: Array.from({ length: 3000 }, (_, i) => ({ i, label: `é-${i}` })) }
+  const dirs: Array<{ cleanup: () => void }> = []
+  afterAll(() => dirs.forEach((dir) => dir.cleanup()))
+  const fileStorage = () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    return new FileStorage(dir.path)
+  }
+
+  it.each([
+    ['FileStorage', fileStorage],
+    ['InMemoryStorage', () => new InMemoryStorage()],
+    ["the SDK's InMemoryStorage", () => new sdkOffloader.InMemoryStorage()],
+  ])('stores every byte in %s (text and pretty-printed JSON)', async (_name, make) => {
+    const storage: any = make()
+    const d = new Driven(new ContextOffloader({ storage, tokenizer: 'cl100k_base', preview: 'structure' }))
+    const result = await d.offload([new TextBlock(text), new JsonBlock({ json })])
+    const [textRef, jsonRef] = referencesOf(result)
+    const storedText = await storage.retrieve(textRef)
+    expect(storedText.contentType).toBe('text/plain')
+    expect(new TextDecoder().decode(storedText.content)).toBe(text)
+    const storedJson = await storage.retrieve(jsonRef)
+    expect(storedJson.contentType).toBe('application/json')
+    expect(new TextDecoder().decode(storedJson.content)).toBe(JSON.stringify(json, null, 2))
+    const lineHit = await d.invoke({ reference: jsonRef, pattern: '"label": "é-2999"', context_lines: 0 })
+    expect(lineHit).toContain('é-2999')
   })
 })
 
