@@ -14,6 +14,7 @@ import cl100k from 'js-tiktoken/ranks/cl100k_base'
 import { get_encoding } from 'tiktoken'
 import * as native from '../binding.js'
 import { createTokenApi } from '../tokens.js'
+import { prng } from './helpers/harness'
 
 type Encoding = 'o200k_base' | 'cl100k_base'
 
@@ -31,17 +32,8 @@ const wasmCount = (text: string, encoding: Encoding) => wasm[encoding].encode_or
 /** Characters on which js-tiktoken's `\s` differs from Unicode White_Space. */
 const JS_WHITESPACE_DIVERGENCE = /[\u0085\ufeff]/
 
-/** A small deterministic pseudo-random generator (mulberry32). */
-function random(seed: number) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** A seeded pseudo-random generator returning numbers in [0, 1). */
+const random = (seed: number) => prng(seed).next
 
 const FRAGMENTS = [
   'the', 'Quick', 'BROWN', 'fox', "it's", "THEY'LL", 'naïve', 'ÉCOLE', 'straße', 'ǅemal',

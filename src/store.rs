@@ -186,6 +186,28 @@ fn style(concatenated: Option<bool>) -> ReferenceStyle {
   }
 }
 
+impl NativeStore {
+  /// A store task numbered now (in call order) that runs on a worker thread.
+  fn store_task(&self, key: String, payload: Payload, content_type: String, concatenated: Option<bool>) -> AsyncTask<StoreTask> {
+    AsyncTask::new(StoreTask {
+      backend: self.backend.clone(),
+      sequence: self.backend.next_sequence(),
+      key,
+      payload: Some(payload),
+      content_type,
+      style: style(concatenated),
+    })
+  }
+
+  /// Stores `bytes` on the calling thread.
+  fn store_now(&self, key: &str, bytes: Bytes, content_type: &str, concatenated: Option<bool>) -> Result<StoreOutcome> {
+    let byte_length = bytes.len() as f64;
+    let sequence = self.backend.next_sequence();
+    let reference = self.backend.store(sequence, key, bytes, content_type, style(concatenated))?;
+    Ok(StoreOutcome { reference, byte_length })
+  }
+}
+
 #[napi]
 impl NativeStore {
   /// An in-memory store; `evictAfter` is the number of idle agent cycles before an
@@ -213,14 +235,7 @@ impl NativeStore {
     content_type: String,
     concatenated: Option<bool>,
   ) -> AsyncTask<StoreTask> {
-    AsyncTask::new(StoreTask {
-      backend: self.backend.clone(),
-      sequence: self.backend.next_sequence(),
-      key,
-      payload: Some(Payload::Text(text.take())),
-      content_type,
-      style: style(concatenated),
-    })
+    self.store_task(key, Payload::Text(text.take()), content_type, concatenated)
   }
 
   /// Stores text right away on the JavaScript thread when that is cheap: the text
@@ -244,10 +259,7 @@ impl NativeStore {
     let Some(bytes) = text.take_if_utf8() else {
       return Ok(None);
     };
-    let byte_length = bytes.len() as f64;
-    let sequence = self.backend.next_sequence();
-    let reference = self.backend.store(sequence, &key, Bytes::from(bytes), &content_type, style(concatenated))?;
-    Ok(Some(StoreOutcome { reference, byte_length }))
+    self.store_now(&key, Bytes::from(bytes), &content_type, concatenated).map(Some)
   }
 
   /// Stores small content right away on the JavaScript thread: any size in memory,
@@ -268,9 +280,7 @@ impl NativeStore {
     if !inline {
       return Ok(None);
     }
-    let sequence = self.backend.next_sequence();
-    let reference = self.backend.store(sequence, &key, Bytes::copy_from_slice(content), &content_type, style(concatenated))?;
-    Ok(Some(StoreOutcome { reference, byte_length: content.len() as f64 }))
+    self.store_now(&key, Bytes::copy_from_slice(content), &content_type, concatenated).map(Some)
   }
 
   /// Stores raw bytes (copied on the worker thread).
@@ -282,14 +292,7 @@ impl NativeStore {
     content_type: String,
     concatenated: Option<bool>,
   ) -> AsyncTask<StoreTask> {
-    AsyncTask::new(StoreTask {
-      backend: self.backend.clone(),
-      sequence: self.backend.next_sequence(),
-      key,
-      payload: Some(Payload::Bytes(content)),
-      content_type,
-      style: style(concatenated),
-    })
+    self.store_task(key, Payload::Bytes(content), content_type, concatenated)
   }
 
   /// Stores text that is already UTF-8 in native memory ([`EncodedText`]) right away
@@ -310,10 +313,7 @@ impl NativeStore {
         return Ok(None);
       }
     }
-    let byte_length = bytes.len() as f64;
-    let sequence = self.backend.next_sequence();
-    let reference = self.backend.store(sequence, &key, bytes, &content_type, style(concatenated))?;
-    Ok(Some(StoreOutcome { reference, byte_length }))
+    self.store_now(&key, bytes, &content_type, concatenated).map(Some)
   }
 
   /// Stores text that is already UTF-8 in native memory, on a worker thread.
@@ -325,14 +325,7 @@ impl NativeStore {
     content_type: String,
     concatenated: Option<bool>,
   ) -> AsyncTask<StoreTask> {
-    AsyncTask::new(StoreTask {
-      backend: self.backend.clone(),
-      sequence: self.backend.next_sequence(),
-      key,
-      payload: Some(Payload::Encoded(text.bytes())),
-      content_type,
-      style: style(concatenated),
-    })
+    self.store_task(key, Payload::Encoded(text.bytes()), content_type, concatenated)
   }
 
   /// Reads a block back; rejects with `Reference not found: <ref>` when it is unknown.

@@ -5,17 +5,7 @@
  * written into a Buffer once; `fresh` turns it into a new flat string per run.
  */
 
-/** A small deterministic pseudo-random generator (mulberry32). */
-function random(seed) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { random } from './data.mjs'
 
 const WORDS = (
   'the a an of to in for on with by from agent model tool result context window token preview store ' +

@@ -6,7 +6,7 @@
  */
 
 /** A small deterministic pseudo-random generator (mulberry32). */
-function random(seed) {
+export function random(seed) {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6d2b79f5) >>> 0
