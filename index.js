@@ -13,6 +13,7 @@ import {
   ToolResultBlock,
   VideoBlock,
   tool,
+  toolResultContentFromData,
 } from '@strands-agents/sdk'
 import {
   FileStorage as SdkFileStorage,
@@ -1140,9 +1141,15 @@ function toContentBlocks(content) {
     if (block instanceof TextBlock || block instanceof JsonBlock) return block
     if (block instanceof ImageBlock || block instanceof VideoBlock || block instanceof DocumentBlock) return block
     if (typeof block === 'string') return new TextBlock(block)
-    if (block && typeof block === 'object' && typeof block.text === 'string') return new TextBlock(block.text)
-    if (block && typeof block === 'object' && 'json' in block) return new JsonBlock({ json: block.json })
-    throw new TypeError('offload() content must be a string, or text/JSON/image/video/document blocks')
+    if (block && typeof block === 'object') {
+      try {
+        // Plain data (`{ text }`, `{ json }`, `{ image }`, `{ video }`, `{ document }`), as the SDK reads it.
+        return toolResultContentFromData(block)
+      } catch {
+        // Reported below.
+      }
+    }
+    throw new TypeError('offload() content must be a string, or text/JSON/image/video/document blocks or their data')
   })
 }
 

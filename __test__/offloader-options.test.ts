@@ -354,6 +354,9 @@ describe('manual offload', () => {
       expect(result.approximate).toBe(false)
       await expect(new ContextOffloader().offload('x', { key: 'k' })).rejects.toThrow('needs a storage')
       await expect(plugin.offload('x', { key: '' } as any)).rejects.toThrow(TypeError)
+      await expect(plugin.offload([{ nope: 1 }] as any, { key: 'bad' })).rejects.toThrow('offload() content must be')
+      const data = await plugin.offload([{ text: 'from data' }, { json: { b: 2 } }] as any, { key: 'data' })
+      expect(data.references.map((r) => r.contentType)).toEqual(['text/plain', 'application/json'])
     } finally {
       dir.cleanup()
     }
