@@ -10,6 +10,7 @@ use offload_preview::{build_preview, BlockKind, Meter, PreviewBlock, PreviewMode
 use offload_tokens::{tokenizer, Encoding, Tokenizer};
 
 use crate::text::{NativeText, PendingText};
+use crate::tokens::parse_encoding;
 
 /// Measures previews in BPE tokens of one encoding.
 struct TokenMeter(&'static Tokenizer);
@@ -26,11 +27,6 @@ impl Meter for TokenMeter {
   fn fit_suffix(&self, text: &str, budget: usize) -> usize {
     self.0.suffix_within(text, budget)
   }
-}
-
-/// Parses an encoding name, as a JavaScript `Error` with the crate's message.
-pub(crate) fn parse_encoding(name: &str) -> Result<Encoding> {
-  Encoding::from_str(name).map_err(|err| Error::new(Status::InvalidArg, err.to_string()))
 }
 
 /// How to preview an offloaded result.

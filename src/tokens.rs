@@ -20,8 +20,12 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 /// The tokenizer named `encoding`, loading it if needed; an unknown name is an
 /// `Error` with the crate's message (which lists the supported encodings).
 fn load(encoding: &str) -> Result<&'static Tokenizer> {
-  let encoding: Encoding = encoding.parse().map_err(to_js_error)?;
-  tokenizer(encoding).map_err(to_js_error)
+  tokenizer(parse_encoding(encoding)?).map_err(to_js_error)
+}
+
+/// Parses an encoding name; an unknown name is an `Error` with the crate's message.
+pub(crate) fn parse_encoding(encoding: &str) -> Result<Encoding> {
+  encoding.parse().map_err(to_js_error)
 }
 
 /// A token count or budget given by JavaScript: a non-negative integer.
