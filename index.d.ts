@@ -188,18 +188,13 @@ export interface UnifiedStorageMethods {
 }
 
 /**
- * Offloaded content held in native memory (off the V8 heap), with turn-based
- * eviction: entries neither stored nor retrieved within `evictAfterTurns` agent
- * cycles are dropped. References look like `mem_<n>_<key>`.
- *
- * Also the SDK's unified `Storage` (keys in a separate native map, marked ephemeral),
- * so it works as `new Agent({ storage })`.
+ * What our three storages share: the SDK offloader's `store`/`retrieve` and the SDK's
+ * unified `Storage`, over one native store. (Not exported: a type of the declarations only.)
  */
-export declare class InMemoryStorage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
-  /** The default eviction window (20 cycles). */
-  static readonly DEFAULT_EVICT_AFTER_TURNS: number
-  /** @param evictAfterTurns idle cycles before eviction; `null` disables. Default 20. */
-  constructor(evictAfterTurns?: number | null)
+// Only what is declared with `export` is exported (the base class below is not).
+export {}
+
+declare abstract class NativeBackedStorage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
   store(key: string, content: Uint8Array, contentType?: string): Promise<string>
   retrieve(reference: string): Promise<StoredContent>
   write(key: string, data: Uint8Array): Promise<void>
@@ -207,6 +202,21 @@ export declare class InMemoryStorage implements OffloaderStorage, UnifiedStorage
   delete(key: string): Promise<void>
   list(prefix: string): Promise<string[]>
   namespace(prefix: string): UnifiedStorageMethods
+}
+
+/**
+ * Offloaded content held in native memory (off the V8 heap), with turn-based
+ * eviction: entries neither stored nor retrieved within `evictAfterTurns` agent
+ * cycles are dropped. References look like `mem_<n>_<key>`.
+ *
+ * Also the SDK's unified `Storage` (keys in a separate native map, marked ephemeral),
+ * so it works as `new Agent({ storage })`.
+ */
+export declare class InMemoryStorage extends NativeBackedStorage {
+  /** The default eviction window (20 cycles). */
+  static readonly DEFAULT_EVICT_AFTER_TURNS: number
+  /** @param evictAfterTurns idle cycles before eviction; `null` disables. Default 20. */
+  constructor(evictAfterTurns?: number | null)
   /** Removes all stored content (offloaded blocks and unified-storage values). */
   clear(): void
   /** Number of offloaded blocks held (unified-storage values not counted). */
@@ -231,11 +241,9 @@ export interface FileStorageOptions {
  * Also the SDK's unified `Storage`, with the files of the SDK's `LocalFileStorage`,
  * so it works as `new Agent({ storage })`.
  */
-export declare class FileStorage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
+export declare class FileStorage extends NativeBackedStorage {
   /** @param options the directory, or {@link FileStorageOptions}. Default `./artifacts`. */
   constructor(options?: string | FileStorageOptions)
-  store(key: string, content: Uint8Array, contentType?: string): Promise<string>
-  retrieve(reference: string): Promise<StoredContent>
   /**
    * Unified storage: `key` is the file `<dir>/<key>`, laid out as the SDK's
    * `LocalFileStorage` lays it out. Keys whose first segment is an artifact file
@@ -243,9 +251,7 @@ export declare class FileStorage implements OffloaderStorage, UnifiedStorage, Un
    * reserved for offloaded artifacts and rejected; `list` skips them.
    */
   write(key: string, data: Uint8Array): Promise<void>
-  read(key: string): Promise<Uint8Array | null>
-  delete(key: string): Promise<void>
-  list(prefix: string): Promise<string[]>
+  /** Unified storage: a view rooted at `<dir>/<prefix>`, as the SDK's `LocalFileStorage.namespace`. */
   namespace(prefix: string): UnifiedStorageMethods
   /** The artifact directory, as given. */
   readonly artifactDir: string
@@ -284,19 +290,13 @@ export interface S3StorageOptions extends S3ConnectionOptions {
  * `S3Storage` (`<prefix><key>`), so it works as `new Agent({ storage })` and reads
  * what the SDK's wrote.
  */
-export declare class S3Storage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
+export declare class S3Storage extends NativeBackedStorage {
   constructor(bucket: string, options?: S3StorageOptions)
-  store(key: string, content: Uint8Array, contentType?: string): Promise<string>
-  retrieve(reference: string): Promise<StoredContent>
   /**
    * Unified storage: `key` (normalised as the SDK's `normalizeKey`) is the object
    * `<prefix><key>`, the prefix's empty segments dropped as the SDK drops them.
    */
   write(key: string, data: Uint8Array): Promise<void>
-  read(key: string): Promise<Uint8Array | null>
-  delete(key: string): Promise<void>
-  list(prefix: string): Promise<string[]>
-  namespace(prefix: string): UnifiedStorageMethods
   /** The bucket objects are written to. */
   readonly bucket: string
   /** The normalised key prefix (`''` or ending in `/`). */

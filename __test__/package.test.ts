@@ -103,6 +103,15 @@ function writeFiles(dir: string, files: Record<string, string | object>) {
   }
 }
 
+/** Every JavaScript module under lib/, as package-relative paths (`lib/storage/file.js`). */
+function libModules(): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? walk(`${dir}/${entry.name}`) : entry.name.endsWith('.js') ? [`${dir}/${entry.name}`] : [],
+    )
+  return walk('lib').sort()
+}
+
 /** `file(line,col): error TSxxxx: ...` lines of tsc's output. */
 function tscErrors(r: Run): { file: string; line: string }[] {
   return (r.stdout + r.stderr)
@@ -133,8 +142,8 @@ describe('platform packages', () => {
     expect(pkg.optionalDependencies).toEqual(pinned)
   })
 
-  it('the root package ships no addon and lists the JS entry, loader and typings', () => {
-    expect(pkg.files).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'binding.js', 'binding.d.ts']))
+  it('the root package ships no addon and lists the JS entry, its modules, loader and typings', () => {
+    expect(pkg.files).toEqual(expect.arrayContaining(['index.js', 'lib/', 'index.d.ts', 'binding.js', 'binding.d.ts']))
     expect(pkg.files.filter((f: string) => f.includes('.node'))).toEqual([])
   })
 })
@@ -224,9 +233,10 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     if (work) rmSync(work, { recursive: true, force: true })
   })
 
-  it('the root tarball has the entry, the loader and the typings, and no addon', () => {
+  it('the root tarball has the entry, the loader, the typings and every lib/ module, and no addon', () => {
     const files = rootPacked.files.map((f) => f.path).sort()
-    const modules = ['counting.js', 'media.js', 'tokens.js']
+    const modules = libModules()
+    expect(modules).toEqual(expect.arrayContaining(['lib/plugin.js', 'lib/retrieval-tool.js', 'lib/storage/file.js']))
     expect(files).toEqual(
       expect.arrayContaining(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', ...modules]),
     )

@@ -13,7 +13,7 @@ import o200k from 'js-tiktoken/ranks/o200k_base'
 import cl100k from 'js-tiktoken/ranks/cl100k_base'
 import { get_encoding } from 'tiktoken'
 import * as native from '../binding.js'
-import { createTokenApi } from '../tokens.js'
+import { createTokenApi } from '../lib/tokens.js'
 import { prng } from './helpers/harness'
 
 type Encoding = 'o200k_base' | 'cl100k_base'

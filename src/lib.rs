@@ -1,9 +1,10 @@
 //! Node.js bindings for the context-offloader core.
 //!
 //! Thin `#[napi]` wrappers: every function here converts arguments, hands the
-//! work to the pure-Rust crates (`offload-search`, `offload-storage`) on the
-//! libuv worker pool, and maps their errors to JavaScript `Error`s. Nothing
-//! here decides behaviour; the JavaScript glue (`index.js`) and the crates do.
+//! work to the pure-Rust crates (`crates/`) on the libuv worker pool (through
+//! one generic task, `task.rs`) or napi's Tokio runtime (S3), and maps their
+//! errors to JavaScript `Error`s. Nothing here decides behaviour; the
+//! JavaScript glue (`lib/`) and the crates do.
 #![deny(clippy::all)]
 
 /// Large tool results live in native memory for the agent's lifetime; mimalloc
@@ -20,6 +21,7 @@ mod s3_snapshot;
 mod search;
 mod snapshot;
 mod store;
+mod task;
 mod text;
 mod tokens;
 

@@ -9,6 +9,7 @@ use napi_derive::napi;
 use offload_preview::{build_preview, BlockKind, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
 use offload_tokens::{tokenizer, Encoding, Tokenizer};
 
+use crate::task::{on_worker, Work};
 use crate::text::{NativeText, PendingText};
 use crate::tokens::parse_encoding;
 
@@ -104,50 +105,34 @@ impl PreviewBuilder {
   /// Encodes every block as UTF-8 and builds the preview, on a worker thread.
   /// Rejects an unknown mode or encoding right away.
   #[napi(ts_return_type = "Promise<PreparedOffload>")]
-  pub fn build(&mut self, spec: PreviewSpec) -> Result<AsyncTask<PreviewTask>> {
+  pub fn build(&mut self, spec: PreviewSpec) -> Result<AsyncTask<Work<PreparedOffload>>> {
     let mode = PreviewMode::from_str(&spec.mode).map_err(|err| Error::new(Status::InvalidArg, err.to_string()))?;
     let encoding = spec.encoding.as_deref().map(parse_encoding).transpose()?;
-    Ok(AsyncTask::new(PreviewTask {
-      blocks: std::mem::take(&mut self.blocks),
-      options: PreviewOptions { mode, budget: spec.budget as usize, cut_long_lines: spec.cut_long_lines.unwrap_or(false) },
-      encoding,
-    }))
-  }
-}
-
-/// Encodes the blocks and builds their preview on a worker thread.
-pub struct PreviewTask {
-  blocks: Vec<(BlockKind, PendingText)>,
-  options: PreviewOptions,
-  encoding: Option<Encoding>,
-}
-
-impl Task for PreviewTask {
-  type Output = (String, Vec<Vec<u8>>);
-  type JsValue = PreparedOffload;
-
-  fn compute(&mut self) -> Result<Self::Output> {
     let blocks = std::mem::take(&mut self.blocks);
-    let kinds: Vec<BlockKind> = blocks.iter().map(|(kind, _)| *kind).collect();
-    let texts: Vec<Vec<u8>> = blocks.into_iter().map(|(_, text)| text.into_utf8()).collect();
-    let strs = texts
-      .iter()
-      .map(|bytes| std::str::from_utf8(bytes).map_err(|err| Error::new(Status::GenericFailure, err.to_string())))
-      .collect::<Result<Vec<&str>>>()?;
-    let preview_blocks: Vec<PreviewBlock<'_>> =
-      kinds.iter().zip(&strs).map(|(kind, text)| PreviewBlock { kind: *kind, text }).collect();
-    let preview = match self.encoding {
-      Some(encoding) => {
-        let tokens = tokenizer(encoding).map_err(|err| Error::new(Status::GenericFailure, err.to_string()))?;
-        build_preview(&preview_blocks, &TokenMeter(tokens), &self.options)
-      }
-      None => build_preview(&preview_blocks, &Utf16Meter, &self.options),
-    };
-    Ok((preview, texts))
-  }
-
-  fn resolve(&mut self, _env: Env, (preview, texts): Self::Output) -> Result<PreparedOffload> {
-    let texts = texts.into_iter().map(|bytes| EncodedText { bytes: Bytes::from(bytes) }).collect();
-    Ok(PreparedOffload { preview, texts })
+    let options =
+      PreviewOptions { mode, budget: spec.budget as usize, cut_long_lines: spec.cut_long_lines.unwrap_or(false) };
+    Ok(on_worker(move || prepare(blocks, &options, encoding)))
   }
 }
+
+/// Encodes the blocks as UTF-8 and builds their preview (on a worker thread).
+fn prepare(blocks: Vec<(BlockKind, PendingText)>, options: &PreviewOptions, encoding: Option<Encoding>) -> Result<PreparedOffload> {
+  let kinds: Vec<BlockKind> = blocks.iter().map(|(kind, _)| *kind).collect();
+  let texts: Vec<Vec<u8>> = blocks.into_iter().map(|(_, text)| text.into_utf8()).collect();
+  let strs = texts
+    .iter()
+    .map(|bytes| std::str::from_utf8(bytes).map_err(|err| Error::new(Status::GenericFailure, err.to_string())))
+    .collect::<Result<Vec<&str>>>()?;
+  let preview_blocks: Vec<PreviewBlock<'_>> =
+    kinds.iter().zip(&strs).map(|(kind, text)| PreviewBlock { kind: *kind, text }).collect();
+  let preview = match encoding {
+    Some(encoding) => {
+      let tokens = tokenizer(encoding).map_err(|err| Error::new(Status::GenericFailure, err.to_string()))?;
+      build_preview(&preview_blocks, &TokenMeter(tokens), options)
+    }
+    None => build_preview(&preview_blocks, &Utf16Meter, options),
+  };
+  let texts = texts.into_iter().map(|bytes| EncodedText { bytes: Bytes::from(bytes) }).collect();
+  Ok(PreparedOffload { preview, texts })
+}
+

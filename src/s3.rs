@@ -11,11 +11,12 @@ use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_s3::{S3Options, S3Store, StaticCredentials};
+use offload_storage::NewBlob;
 
 use crate::error::to_js_error;
 use crate::kv::kv_error;
 use crate::search::{run_query, SearchOutcome, SearchQuery};
-use crate::store::StoreOutcome;
+use crate::store::{RetrieveOutcome, StoreOutcome};
 use crate::text::NativeText;
 
 /// Static credentials for [`S3StoreOptions`].
@@ -39,13 +40,6 @@ pub struct S3StoreOptions {
   pub max_in_flight: Option<u32>,
   pub multipart_threshold: Option<f64>,
   pub part_size: Option<f64>,
-}
-
-/// What `retrieve` resolves with (bytes and the object's content type).
-#[napi(object)]
-pub struct S3RetrieveOutcome {
-  pub content: Buffer,
-  pub content_type: String,
 }
 
 fn positive(name: &str, value: f64) -> Result<f64> {
@@ -90,6 +84,27 @@ pub(crate) fn options_of(bucket: String, options: Option<S3StoreOptions>) -> Res
 #[napi]
 pub struct NativeS3Store {
   store: Arc<S3Store>,
+}
+
+impl NativeS3Store {
+  /// Uploads `content()` (built on the runtime) under a sequence number taken now.
+  fn upload<'env>(
+    &self,
+    env: &'env Env,
+    key: String,
+    content_type: String,
+    content: impl FnOnce() -> Bytes + Send + 'static,
+  ) -> Result<PromiseRaw<'env, StoreOutcome>> {
+    let store = self.store.clone();
+    let sequence = store.next_sequence();
+    env.spawn_future(async move {
+      let content = content();
+      let byte_length = content.len() as f64;
+      let blob = NewBlob { sequence, key: &key, content, content_type: &content_type };
+      let reference = store.store_blob(blob).await.map_err(to_js_error)?;
+      Ok(StoreOutcome { reference, byte_length })
+    })
+  }
 }
 
 #[napi]
@@ -148,16 +163,8 @@ impl NativeS3Store {
     content_type: String,
     _concatenated: Option<bool>,
   ) -> Result<PromiseRaw<'env, StoreOutcome>> {
-    let store = self.store.clone();
-    let sequence = store.next_sequence();
     let pending = text.take();
-    env.spawn_future(async move {
-      let bytes = Bytes::from(pending.into_utf8());
-      let byte_length = bytes.len() as f64;
-      let reference =
-        store.store_sequenced(sequence, &key, bytes, &content_type).await.map_err(to_js_error)?;
-      Ok(StoreOutcome { reference, byte_length })
-    })
+    self.upload(env, key, content_type, move || Bytes::from(pending.into_utf8()))
   }
 
   /// Uploads raw bytes (copied before the call returns).
@@ -170,22 +177,15 @@ impl NativeS3Store {
     content_type: String,
     _concatenated: Option<bool>,
   ) -> Result<PromiseRaw<'env, StoreOutcome>> {
-    let store = self.store.clone();
-    let sequence = store.next_sequence();
     let bytes = Bytes::copy_from_slice(content);
-    env.spawn_future(async move {
-      let byte_length = bytes.len() as f64;
-      let reference =
-        store.store_sequenced(sequence, &key, bytes, &content_type).await.map_err(to_js_error)?;
-      Ok(StoreOutcome { reference, byte_length })
-    })
+    self.upload(env, key, content_type, move || bytes)
   }
 
   /// Downloads an object; rejects with `Reference not found: <ref>` when it is unknown.
   #[napi]
-  pub async fn retrieve(&self, reference: String) -> Result<S3RetrieveOutcome> {
+  pub async fn retrieve(&self, reference: String) -> Result<RetrieveOutcome> {
     let blob = self.store.retrieve(&reference).await.map_err(to_js_error)?;
-    Ok(S3RetrieveOutcome { content: Vec::from(blob.content).into(), content_type: blob.content_type })
+    Ok(RetrieveOutcome { content: Vec::from(blob.content).into(), content_type: blob.content_type })
   }
 
   /// Downloads an object and searches it natively; nothing large crosses into JavaScript.

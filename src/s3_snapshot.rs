@@ -12,6 +12,7 @@ use napi_derive::napi;
 use offload_s3::{S3SnapshotError, S3Snapshots, SnapshotFileKind};
 
 use crate::s3::{options_of, S3StoreOptions};
+use crate::snapshot::{page_limit, SnapshotScope};
 
 /// Maps an error: request failures as `<message>\0<cause>`, anything else as its message.
 fn snapshot_error(err: S3SnapshotError) -> Error {
@@ -39,11 +40,6 @@ pub struct S3SnapshotRead {
   pub text: Option<String>,
 }
 
-/// Converts a JavaScript page size (already an integer, or `Infinity`).
-fn page_limit(limit: Option<f64>) -> Option<usize> {
-  limit.map(|l| if l.is_nan() || l < 0.0 { 0 } else if l >= usize::MAX as f64 { usize::MAX } else { l as usize })
-}
-
 /// Snapshots of all sessions in one bucket.
 #[napi]
 pub struct NativeS3SnapshotStore {
@@ -61,16 +57,10 @@ impl NativeS3SnapshotStore {
 
   /// The object key of a file, validated as the SDK validates it (throws its message).
   #[napi]
-  pub fn object_key(
-    &self,
-    session_id: String,
-    scope: String,
-    scope_id: String,
-    kind: String,
-    snapshot_id: Option<String>,
-  ) -> Result<String> {
+  pub fn object_key(&self, location: SnapshotScope, kind: String, snapshot_id: Option<String>) -> Result<String> {
     let kind = kind_of(&kind, snapshot_id.as_deref())?;
-    let (_, key) = self.store.object_key(&session_id, &scope, &scope_id, &kind).map_err(snapshot_error)?;
+    let SnapshotScope { session_id, scope, scope_id } = &location;
+    let (_, key) = self.store.object_key(session_id, scope, scope_id, &kind).map_err(snapshot_error)?;
     Ok(key)
   }
 
@@ -89,17 +79,11 @@ impl NativeS3SnapshotStore {
 
   /// Immutable snapshot ids in ascending order, after `startAfter`, at most `limit`.
   #[napi]
-  pub async fn list_ids(
-    &self,
-    session_id: String,
-    scope: String,
-    scope_id: String,
-    start_after: Option<String>,
-    limit: Option<f64>,
-  ) -> Result<Vec<String>> {
+  pub async fn list_ids(&self, location: SnapshotScope, start_after: Option<String>, limit: Option<f64>) -> Result<Vec<String>> {
+    let SnapshotScope { session_id, scope, scope_id } = &location;
     self
       .store
-      .list_ids(&session_id, &scope, &scope_id, start_after.as_deref(), page_limit(limit))
+      .list_ids(session_id, scope, scope_id, start_after.as_deref(), page_limit(limit))
       .await
       .map_err(snapshot_error)
   }

@@ -4,6 +4,8 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_search::{decode_text, is_searchable_content, run_retrieval_query, LineRange, RetrievalQuery};
 
+use crate::task::{on_worker, Work};
+
 /// The retrieval tool's search arguments, already validated by the tool's schema.
 #[napi(object)]
 #[derive(Clone, Debug)]
@@ -61,29 +63,8 @@ pub fn run_query(content: &[u8], content_type: String, query: &SearchQuery, max_
   }
 }
 
-/// Searches bytes handed in from JavaScript (content from a storage written in JavaScript).
-pub struct BytesSearchTask {
-  content: Uint8Array,
-  content_type: String,
-  query: SearchQuery,
-  max_chars: u32,
-}
-
-impl Task for BytesSearchTask {
-  type Output = SearchOutcome;
-  type JsValue = SearchOutcome;
-
-  fn compute(&mut self) -> Result<SearchOutcome> {
-    Ok(run_query(&self.content, self.content_type.clone(), &self.query, self.max_chars))
-  }
-
-  fn resolve(&mut self, _env: Env, output: SearchOutcome) -> Result<SearchOutcome> {
-    Ok(output)
-  }
-}
-
 /// Searches `content` (of type `contentType`) on a worker thread.
 #[napi(ts_return_type = "Promise<SearchOutcome>")]
-pub fn search_bytes(content: Uint8Array, content_type: String, query: SearchQuery, max_chars: u32) -> AsyncTask<BytesSearchTask> {
-  AsyncTask::new(BytesSearchTask { content, content_type, query, max_chars })
+pub fn search_bytes(content: Uint8Array, content_type: String, query: SearchQuery, max_chars: u32) -> AsyncTask<Work<SearchOutcome>> {
+  on_worker(move || Ok(run_query(&content, content_type, &query, max_chars)))
 }

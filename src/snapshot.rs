@@ -1,6 +1,6 @@
 //! `NativeSnapshotDir`: session snapshot files (`offload-sessions`) for the
 //! JavaScript `FileSnapshotStorage`. JSON stays in JavaScript; every file
-//! operation runs as an `AsyncTask` on the libuv worker pool.
+//! operation runs on the libuv worker pool ([`on_worker`]).
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use napi_derive::napi;
 use offload_sessions::{SnapshotDir, SnapshotFile, SnapshotLocation};
 
 use crate::error::to_js_error;
+use crate::task::{on_worker, Work};
 
 /// Snapshot files of all sessions under one base directory.
 #[napi]
@@ -26,99 +27,20 @@ fn file_of(kind: &str, snapshot_id: Option<&str>) -> Result<SnapshotFile> {
   }
 }
 
-fn location_of(session_id: &str, scope: &str, scope_id: &str) -> Result<SnapshotLocation> {
-  SnapshotLocation::new(session_id, scope, scope_id).map_err(to_js_error)
+/// A scope of a session, as the SDK's `SnapshotLocation` (`{ sessionId, scope, scopeId }`).
+#[napi(object)]
+pub struct SnapshotScope {
+  pub session_id: String,
+  pub scope: String,
+  pub scope_id: String,
 }
 
-/// Writes one file atomically on a worker thread.
-pub struct SnapshotWriteTask {
-  dir: Arc<SnapshotDir>,
-  location: SnapshotLocation,
-  file: SnapshotFile,
-  content: String,
-  ticket: u64,
+fn location_of(scope: &SnapshotScope) -> Result<SnapshotLocation> {
+  SnapshotLocation::new(&scope.session_id, &scope.scope, &scope.scope_id).map_err(to_js_error)
 }
 
-impl Task for SnapshotWriteTask {
-  type Output = ();
-  type JsValue = ();
-
-  fn compute(&mut self) -> Result<()> {
-    self.dir.write(&self.location, &self.file, self.content.as_bytes(), self.ticket).map_err(to_js_error)
-  }
-
-  fn resolve(&mut self, _env: Env, _output: ()) -> Result<()> {
-    Ok(())
-  }
-}
-
-/// Reads one file on a worker thread (`null` when missing; invalid UTF-8 is
-/// replaced, as Node's `readFile(path, 'utf8')` does).
-pub struct SnapshotReadTask {
-  dir: Arc<SnapshotDir>,
-  location: SnapshotLocation,
-  file: SnapshotFile,
-}
-
-impl Task for SnapshotReadTask {
-  type Output = Option<String>;
-  type JsValue = Option<String>;
-
-  fn compute(&mut self) -> Result<Option<String>> {
-    let bytes = self.dir.read(&self.location, &self.file).map_err(to_js_error)?;
-    Ok(bytes.map(|b| match String::from_utf8(b) {
-      Ok(text) => text,
-      Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }))
-  }
-
-  fn resolve(&mut self, _env: Env, output: Option<String>) -> Result<Option<String>> {
-    Ok(output)
-  }
-}
-
-/// Lists immutable snapshot ids on a worker thread.
-pub struct SnapshotListTask {
-  dir: Arc<SnapshotDir>,
-  location: SnapshotLocation,
-  start_after: Option<String>,
-  limit: Option<usize>,
-}
-
-impl Task for SnapshotListTask {
-  type Output = Vec<String>;
-  type JsValue = Vec<String>;
-
-  fn compute(&mut self) -> Result<Vec<String>> {
-    self.dir.list_ids(&self.location, self.start_after.as_deref(), self.limit).map_err(to_js_error)
-  }
-
-  fn resolve(&mut self, _env: Env, output: Vec<String>) -> Result<Vec<String>> {
-    Ok(output)
-  }
-}
-
-/// Removes a session directory on a worker thread.
-pub struct SnapshotDeleteTask {
-  dir: Arc<SnapshotDir>,
-  session_id: String,
-}
-
-impl Task for SnapshotDeleteTask {
-  type Output = ();
-  type JsValue = ();
-
-  fn compute(&mut self) -> Result<()> {
-    self.dir.delete_session(&self.session_id).map_err(to_js_error)
-  }
-
-  fn resolve(&mut self, _env: Env, _output: ()) -> Result<()> {
-    Ok(())
-  }
-}
-
-/// Converts a JavaScript page size (already an integer >= 1, or `Infinity`).
-fn page_limit(limit: Option<f64>) -> Option<usize> {
+/// Converts a JavaScript page size (already an integer, or `Infinity`).
+pub(crate) fn page_limit(limit: Option<f64>) -> Option<usize> {
   limit.map(|l| if l.is_nan() || l < 0.0 { 0 } else if l >= usize::MAX as f64 { usize::MAX } else { l as usize })
 }
 
@@ -135,51 +57,52 @@ impl NativeSnapshotDir {
   #[napi(ts_return_type = "Promise<void>")]
   pub fn write(
     &self,
-    session_id: String,
-    scope: String,
-    scope_id: String,
+    location: SnapshotScope,
     kind: String,
     snapshot_id: Option<String>,
     content: String,
-  ) -> Result<AsyncTask<SnapshotWriteTask>> {
-    let location = location_of(&session_id, &scope, &scope_id)?;
+  ) -> Result<AsyncTask<Work<()>>> {
+    let location = location_of(&location)?;
     let file = file_of(&kind, snapshot_id.as_deref())?;
-    let ticket = self.dir.ticket();
-    Ok(AsyncTask::new(SnapshotWriteTask { dir: self.dir.clone(), location, file, content, ticket }))
+    let (dir, ticket) = (self.dir.clone(), self.dir.ticket());
+    Ok(on_worker(move || dir.write(&location, &file, content.as_bytes(), ticket).map_err(to_js_error)))
   }
 
   /// A file's text, or `null` when it does not exist.
   #[napi(ts_return_type = "Promise<string | null>")]
   pub fn read(
     &self,
-    session_id: String,
-    scope: String,
-    scope_id: String,
+    location: SnapshotScope,
     kind: String,
     snapshot_id: Option<String>,
-  ) -> Result<AsyncTask<SnapshotReadTask>> {
-    let location = location_of(&session_id, &scope, &scope_id)?;
+  ) -> Result<AsyncTask<Work<Option<String>>>> {
+    let location = location_of(&location)?;
     let file = file_of(&kind, snapshot_id.as_deref())?;
-    Ok(AsyncTask::new(SnapshotReadTask { dir: self.dir.clone(), location, file }))
+    let dir = self.dir.clone();
+    Ok(on_worker(move || {
+      let bytes = dir.read(&location, &file).map_err(to_js_error)?;
+      // Invalid UTF-8 is replaced, as Node's `readFile(path, 'utf8')` does.
+      Ok(bytes.map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())))
+    }))
   }
 
   /// Immutable snapshot ids in ascending order, after `startAfter`, at most `limit`.
   #[napi(ts_return_type = "Promise<string[]>")]
   pub fn list_ids(
     &self,
-    session_id: String,
-    scope: String,
-    scope_id: String,
+    location: SnapshotScope,
     start_after: Option<String>,
     limit: Option<f64>,
-  ) -> Result<AsyncTask<SnapshotListTask>> {
-    let location = location_of(&session_id, &scope, &scope_id)?;
-    Ok(AsyncTask::new(SnapshotListTask { dir: self.dir.clone(), location, start_after, limit: page_limit(limit) }))
+  ) -> Result<AsyncTask<Work<Vec<String>>>> {
+    let location = location_of(&location)?;
+    let (dir, limit) = (self.dir.clone(), page_limit(limit));
+    Ok(on_worker(move || dir.list_ids(&location, start_after.as_deref(), limit).map_err(to_js_error)))
   }
 
   /// Removes everything of a session.
   #[napi(ts_return_type = "Promise<void>")]
-  pub fn delete_session(&self, session_id: String) -> AsyncTask<SnapshotDeleteTask> {
-    AsyncTask::new(SnapshotDeleteTask { dir: self.dir.clone(), session_id })
+  pub fn delete_session(&self, session_id: String) -> AsyncTask<Work<()>> {
+    let dir = self.dir.clone();
+    on_worker(move || dir.delete_session(&session_id).map_err(to_js_error))
   }
 }

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, ReferenceStyle};
+use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, NewBlob, ReferenceStyle};
 
 use crate::error::to_js_error;
 use crate::search::{run_query, SearchOutcome, SearchQuery};
 use crate::offload::EncodedText;
+use crate::task::{on_worker, Work};
 use crate::text::{NativeText, PendingText};
 
 /// Largest file written on the JavaScript thread instead of a worker: small
@@ -38,10 +39,10 @@ impl Backend {
     }
   }
 
-  fn store(&self, sequence: u64, key: &str, content: Bytes, content_type: &str, style: ReferenceStyle) -> Result<String> {
+  fn store(&self, blob: NewBlob<'_>, style: ReferenceStyle) -> Result<String> {
     match self {
-      Backend::Memory(m) => m.store_sequenced(sequence, key, content, content_type),
-      Backend::File(f) => f.store_sequenced_with_style(sequence, key, content, content_type, style),
+      Backend::Memory(m) => m.store_blob(blob),
+      Backend::File(f) => f.store_blob_with_style(blob, style),
     }
     .map_err(to_js_error)
   }
@@ -103,81 +104,6 @@ enum Payload {
   Encoded(Bytes),
 }
 
-/// Stores one block on a worker thread.
-pub struct StoreTask {
-  backend: Backend,
-  /// Taken on the JavaScript thread when the store was requested, so blocks are
-  /// numbered in the order they were handed over, as in the SDK.
-  sequence: u64,
-  key: String,
-  payload: Option<Payload>,
-  content_type: String,
-  style: ReferenceStyle,
-}
-
-impl Task for StoreTask {
-  type Output = StoreOutcome;
-  type JsValue = StoreOutcome;
-
-  fn compute(&mut self) -> Result<StoreOutcome> {
-    let bytes = match self.payload.take() {
-      Some(Payload::Text(text)) => Bytes::from(text.into_utf8()),
-      Some(Payload::Bytes(array)) => Bytes::copy_from_slice(&array),
-      Some(Payload::Encoded(bytes)) => bytes,
-      None => return Err(Error::new(Status::GenericFailure, "store task ran twice")),
-    };
-    let byte_length = bytes.len() as f64;
-    let reference = self.backend.store(self.sequence, &self.key, bytes, &self.content_type, self.style)?;
-    Ok(StoreOutcome { reference, byte_length })
-  }
-
-  fn resolve(&mut self, _env: Env, output: StoreOutcome) -> Result<StoreOutcome> {
-    Ok(output)
-  }
-}
-
-/// Reads one block on a worker thread.
-pub struct RetrieveTask {
-  backend: Backend,
-  reference: String,
-}
-
-impl Task for RetrieveTask {
-  type Output = (Vec<u8>, String);
-  type JsValue = RetrieveOutcome;
-
-  fn compute(&mut self) -> Result<(Vec<u8>, String)> {
-    let blob = self.backend.retrieve(&self.reference)?;
-    Ok((Vec::from(blob.content), blob.content_type))
-  }
-
-  fn resolve(&mut self, _env: Env, (content, content_type): (Vec<u8>, String)) -> Result<RetrieveOutcome> {
-    Ok(RetrieveOutcome { content: content.into(), content_type })
-  }
-}
-
-/// Reads one block and searches it on a worker thread; nothing large crosses into JavaScript.
-pub struct StoredSearchTask {
-  backend: Backend,
-  reference: String,
-  query: SearchQuery,
-  max_chars: u32,
-}
-
-impl Task for StoredSearchTask {
-  type Output = SearchOutcome;
-  type JsValue = SearchOutcome;
-
-  fn compute(&mut self) -> Result<SearchOutcome> {
-    let blob = self.backend.retrieve(&self.reference)?;
-    Ok(run_query(&blob.content, blob.content_type, &self.query, self.max_chars))
-  }
-
-  fn resolve(&mut self, _env: Env, output: SearchOutcome) -> Result<SearchOutcome> {
-    Ok(output)
-  }
-}
-
 fn style(concatenated: Option<bool>) -> ReferenceStyle {
   if concatenated.unwrap_or(false) {
     ReferenceStyle::Concatenated
@@ -187,15 +113,25 @@ fn style(concatenated: Option<bool>) -> ReferenceStyle {
 }
 
 impl NativeStore {
-  /// A store task numbered now (in call order) that runs on a worker thread.
-  fn store_task(&self, key: String, payload: Payload, content_type: String, concatenated: Option<bool>) -> AsyncTask<StoreTask> {
-    AsyncTask::new(StoreTask {
-      backend: self.backend.clone(),
-      sequence: self.backend.next_sequence(),
-      key,
-      payload: Some(payload),
-      content_type,
-      style: style(concatenated),
+  /// A store numbered now (so blocks are numbered in the order they were handed
+  /// over, as in the SDK) that runs on a worker thread.
+  fn store_task(
+    &self,
+    key: String,
+    payload: Payload,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> AsyncTask<Work<StoreOutcome>> {
+    let (backend, sequence, style) = (self.backend.clone(), self.backend.next_sequence(), style(concatenated));
+    on_worker(move || {
+      let content = match payload {
+        Payload::Text(text) => Bytes::from(text.into_utf8()),
+        Payload::Bytes(array) => Bytes::copy_from_slice(&array),
+        Payload::Encoded(bytes) => bytes,
+      };
+      let byte_length = content.len() as f64;
+      let reference = backend.store(NewBlob { sequence, key: &key, content, content_type: &content_type }, style)?;
+      Ok(StoreOutcome { reference, byte_length })
     })
   }
 
@@ -203,7 +139,7 @@ impl NativeStore {
   fn store_now(&self, key: &str, bytes: Bytes, content_type: &str, concatenated: Option<bool>) -> Result<StoreOutcome> {
     let byte_length = bytes.len() as f64;
     let sequence = self.backend.next_sequence();
-    let reference = self.backend.store(sequence, key, bytes, content_type, style(concatenated))?;
+    let reference = self.backend.store(NewBlob { sequence, key, content: bytes, content_type }, style(concatenated))?;
     Ok(StoreOutcome { reference, byte_length })
   }
 }
@@ -234,7 +170,7 @@ impl NativeStore {
     text: &mut NativeText,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> AsyncTask<StoreTask> {
+  ) -> AsyncTask<Work<StoreOutcome>> {
     self.store_task(key, Payload::Text(text.take()), content_type, concatenated)
   }
 
@@ -291,7 +227,7 @@ impl NativeStore {
     content: Uint8Array,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> AsyncTask<StoreTask> {
+  ) -> AsyncTask<Work<StoreOutcome>> {
     self.store_task(key, Payload::Bytes(content), content_type, concatenated)
   }
 
@@ -324,20 +260,28 @@ impl NativeStore {
     text: &EncodedText,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> AsyncTask<StoreTask> {
+  ) -> AsyncTask<Work<StoreOutcome>> {
     self.store_task(key, Payload::Encoded(text.bytes()), content_type, concatenated)
   }
 
   /// Reads a block back; rejects with `Reference not found: <ref>` when it is unknown.
   #[napi(ts_return_type = "Promise<RetrieveOutcome>")]
-  pub fn retrieve(&self, reference: String) -> AsyncTask<RetrieveTask> {
-    AsyncTask::new(RetrieveTask { backend: self.backend.clone(), reference })
+  pub fn retrieve(&self, reference: String) -> AsyncTask<Work<RetrieveOutcome>> {
+    let backend = self.backend.clone();
+    on_worker(move || {
+      let blob = backend.retrieve(&reference)?;
+      Ok(RetrieveOutcome { content: Vec::from(blob.content).into(), content_type: blob.content_type })
+    })
   }
 
   /// Searches a stored block without copying it into JavaScript.
   #[napi(ts_return_type = "Promise<SearchOutcome>")]
-  pub fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> AsyncTask<StoredSearchTask> {
-    AsyncTask::new(StoredSearchTask { backend: self.backend.clone(), reference, query, max_chars })
+  pub fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> AsyncTask<Work<SearchOutcome>> {
+    let backend = self.backend.clone();
+    on_worker(move || {
+      let blob = backend.retrieve(&reference)?;
+      Ok(run_query(&blob.content, blob.content_type, &query, max_chars))
+    })
   }
 
   /// In-memory only: advances the agent cycle and evicts idle entries; returns how many.

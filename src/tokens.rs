@@ -12,6 +12,7 @@ use napi_derive::napi;
 use offload_tokens::{tokenizer, Encoding, Tokenizer};
 
 use crate::error::to_js_error;
+use crate::task::{on_worker, Work};
 use crate::text::Utf16Slice;
 
 /// Largest integer a JavaScript number holds exactly.
@@ -62,64 +63,6 @@ impl WorkerText {
   }
 }
 
-/// Counts the tokens of a text on a worker thread.
-pub struct CountTask {
-  text: WorkerText,
-  encoding: String,
-}
-
-impl Task for CountTask {
-  type Output = usize;
-  type JsValue = f64;
-
-  fn compute(&mut self) -> Result<usize> {
-    let tokenizer = load(&self.encoding)?;
-    Ok(tokenizer.count(&self.text.take()))
-  }
-
-  fn resolve(&mut self, _env: Env, count: usize) -> Result<f64> {
-    Ok(count as f64)
-  }
-}
-
-/// Counts the tokens of a text up to a limit on a worker thread.
-pub struct CountUpToTask {
-  text: WorkerText,
-  encoding: String,
-  limit: f64,
-}
-
-impl Task for CountUpToTask {
-  type Output = TokenCount;
-  type JsValue = TokenCount;
-
-  fn compute(&mut self) -> Result<TokenCount> {
-    count_up_to(&self.text.take(), &self.encoding, self.limit)
-  }
-
-  fn resolve(&mut self, _env: Env, output: TokenCount) -> Result<TokenCount> {
-    Ok(output)
-  }
-}
-
-/// Loads a vocabulary on a worker thread.
-pub struct LoadEncodingTask {
-  encoding: String,
-}
-
-impl Task for LoadEncodingTask {
-  type Output = usize;
-  type JsValue = u32;
-
-  fn compute(&mut self) -> Result<usize> {
-    Ok(load(&self.encoding)?.max_token_bytes())
-  }
-
-  fn resolve(&mut self, _env: Env, max_token_bytes: usize) -> Result<u32> {
-    u32::try_from(max_token_bytes).map_err(to_js_error)
-  }
-}
-
 fn count_up_to(text: &str, encoding: &str, limit: f64) -> Result<TokenCount> {
   let limit = token_budget("limit", limit)?;
   let outcome = load(encoding)?.count_up_to(text, limit);
@@ -130,8 +73,9 @@ fn count_up_to(text: &str, encoding: &str, limit: f64) -> Result<TokenCount> {
 /// counted on a worker thread; special tokens such as `<|endoftext|>` count as
 /// ordinary text.
 #[napi(ts_args_type = "text: string, encoding: string", ts_return_type = "Promise<number>")]
-pub fn count_tokens(text: Utf16Slice, encoding: String) -> AsyncTask<CountTask> {
-  AsyncTask::new(CountTask { text: WorkerText(text.into_units()), encoding })
+pub fn count_tokens(text: Utf16Slice, encoding: String) -> AsyncTask<Work<f64>> {
+  let mut text = WorkerText(text.into_units());
+  on_worker(move || Ok(load(&encoding)?.count(&text.take()) as f64))
 }
 
 /// [`count_tokens`] on the calling thread (for short texts).
@@ -151,15 +95,16 @@ pub fn count_tokens_up_to(text: String, encoding: String, limit: f64) -> Result<
 
 /// [`count_tokens_up_to`] on a worker thread.
 #[napi(ts_args_type = "text: string, encoding: string, limit: number", ts_return_type = "Promise<TokenCount>")]
-pub fn count_tokens_up_to_async(text: Utf16Slice, encoding: String, limit: f64) -> AsyncTask<CountUpToTask> {
-  AsyncTask::new(CountUpToTask { text: WorkerText(text.into_units()), encoding, limit })
+pub fn count_tokens_up_to_async(text: Utf16Slice, encoding: String, limit: f64) -> AsyncTask<Work<TokenCount>> {
+  let mut text = WorkerText(text.into_units());
+  on_worker(move || count_up_to(&text.take(), &encoding, limit))
 }
 
 /// Loads the vocabulary of `encoding` on a worker thread (once per process);
 /// resolves with its longest token's length in UTF-8 bytes.
 #[napi(ts_return_type = "Promise<number>")]
-pub fn load_encoding(encoding: String) -> AsyncTask<LoadEncodingTask> {
-  AsyncTask::new(LoadEncodingTask { encoding })
+pub fn load_encoding(encoding: String) -> AsyncTask<Work<u32>> {
+  on_worker(move || max_token_bytes(encoding))
 }
 
 /// The length in UTF-8 bytes of the longest token of `encoding`: a text of `n`

@@ -30,7 +30,7 @@ const BARS = { jsTiktoken: 3, wasm: 1.5 }
 async function loadTokenApi() {
   try {
     const native = await import('../../binding.js')
-    const { createTokenApi } = await import('../../tokens.js')
+    const { createTokenApi } = await import('../../lib/tokens.js')
     await native.loadEncoding(ENCODING)
     return createTokenApi(native)
   } catch (error) {

@@ -1,7 +1,6 @@
 //! A blocking facade implementing [`BlobStore`] on an own Tokio runtime.
 
-use bytes::Bytes;
-use offload_storage::{Blob, BlobStore, StorageError};
+use offload_storage::{Blob, BlobStore, NewBlob, StorageError};
 
 use crate::{S3Error, S3Options, S3Store};
 
@@ -46,8 +45,8 @@ impl BlobStore for BlockingS3Store {
         self.store.next_sequence()
     }
 
-    fn store_sequenced(&self, sequence: u64, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError> {
-        Ok(self.runtime.block_on(self.store.store_sequenced(sequence, key, content, content_type))?)
+    fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, StorageError> {
+        Ok(self.runtime.block_on(self.store.store_blob(blob))?)
     }
 
     fn retrieve(&self, reference: &str) -> Result<Blob, StorageError> {

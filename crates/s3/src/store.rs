@@ -1,13 +1,12 @@
 //! [`S3Store`]: offloaded blocks as objects of one bucket.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
-use offload_storage::{Blob, DEFAULT_CONTENT_TYPE};
+use offload_storage::{Blob, NewBlob, Sequence, DEFAULT_CONTENT_TYPE};
 use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
 
 use crate::config::{build_client, S3Options};
@@ -43,7 +42,7 @@ pub struct S3Store {
     pub(crate) options: S3Options,
     client: OnceCell<aws_sdk_s3::Client>,
     permits: Semaphore,
-    sequence: AtomicU64,
+    sequence: Sequence,
 }
 
 impl std::fmt::Debug for S3Store {
@@ -70,7 +69,7 @@ impl S3Store {
             permits: Semaphore::new(options.max_in_flight),
             options,
             client: OnceCell::new(),
-            sequence: AtomicU64::new(0),
+            sequence: Sequence::default(),
         })
     }
 
@@ -88,7 +87,7 @@ impl S3Store {
 
     /// Takes the next sequence number of this instance (1, 2, ...).
     pub fn next_sequence(&self) -> u64 {
-        self.sequence.fetch_add(1, Ordering::Relaxed) + 1
+        self.sequence.next()
     }
 
     /// The S3 client (built on first use).
@@ -115,21 +114,18 @@ impl S3Store {
     ///
     /// [`S3Error::Request`] when the upload fails (nothing is left behind).
     pub async fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, S3Error> {
-        self.store_sequenced(self.next_sequence(), key, content, content_type).await
+        let sequence = self.next_sequence();
+        self.store_blob(NewBlob { sequence, key, content, content_type }).await
     }
 
-    /// Stores `content` under the key for `sequence` (from [`S3Store::next_sequence`]).
+    /// Stores a blob under the object key for its sequence number (from
+    /// [`S3Store::next_sequence`]).
     ///
     /// # Errors
     ///
     /// As [`S3Store::store`].
-    pub async fn store_sequenced(
-        &self,
-        sequence: u64,
-        key: &str,
-        content: Bytes,
-        content_type: &str,
-    ) -> Result<String, S3Error> {
+    pub async fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, S3Error> {
+        let NewBlob { sequence, key, content, content_type } = blob;
         let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         let object = object_key(&self.options.prefix, now_ms, sequence, key);
         if content.len() > self.options.multipart_threshold {

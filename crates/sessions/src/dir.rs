@@ -7,9 +7,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use crate::atomic::{remove_stale_temps, Staged};
+use offload_atomic::{TempFile, TempNames};
+
 use crate::layout::{snapshot_id_of, SnapshotFile, SnapshotLocation, IMMUTABLE_HISTORY};
 use crate::{validate, SnapshotError};
+
+/// Names of the temporary files of snapshot writes:
+/// `.<file name>.<pid>-<seq>.tmp`, hidden and not ending in `.json`, so the
+/// SDK's listing (`snapshot_<id>.json$`) never takes them for snapshots.
+const SNAPSHOT_TEMPS: TempNames = TempNames::around_target(".", ".", ".tmp");
 
 /// Session snapshots as JSON files under a base directory, in the SDK's layout.
 ///
@@ -78,12 +84,13 @@ impl SnapshotDir {
         ticket: u64,
     ) -> Result<(), SnapshotError> {
         let target = self.path_of(location, file);
-        if let Some(dir) = target.parent() {
-            self.sweep_once(dir);
-        }
-        let staged = Staged::write(&target, content, self.durable)?;
+        let dir = target.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(|e| SnapshotError::io("create directory", dir, e))?;
+        self.sweep_once(dir);
+        let staged = TempFile::beside(&target, &SNAPSHOT_TEMPS, content, self.durable).map_err(write_error)?;
+        let publish = |staged: TempFile| staged.replace(&target, self.durable).map_err(write_error);
         if matches!(file, SnapshotFile::History(_)) {
-            return staged.publish(&target, self.durable);
+            return publish(staged);
         }
         let mut published = self
             .published
@@ -94,7 +101,7 @@ impl SnapshotDir {
             staged.discard();
             return Ok(());
         }
-        staged.publish(&target, self.durable)?;
+        publish(staged)?;
         published.insert(target, ticket);
         Ok(())
     }
@@ -189,7 +196,8 @@ impl SnapshotDir {
     }
 
     /// The first time this instance writes into `dir`, removes temporary
-    /// files that crashed writers left there (see [`remove_stale_temps`]).
+    /// files that crashed writers left there (older than
+    /// [`STALE_AFTER`](offload_atomic::STALE_AFTER)).
     fn sweep_once(&self, dir: &Path) {
         let first = self
             .swept
@@ -197,7 +205,7 @@ impl SnapshotDir {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(dir.to_path_buf());
         if first {
-            remove_stale_temps(dir);
+            offload_atomic::sweep_stale(dir, &SNAPSHOT_TEMPS, offload_atomic::STALE_AFTER);
         }
     }
 
@@ -211,6 +219,15 @@ impl SnapshotDir {
         let mut swept = self.swept.lock().unwrap_or_else(PoisonError::into_inner);
         swept.retain(|path| !path.starts_with(prefix));
     }
+}
+
+/// A failed step of a snapshot write, as a [`SnapshotError::Io`] naming it.
+fn write_error(e: offload_atomic::Error) -> SnapshotError {
+    let op = match e.step {
+        offload_atomic::Step::SyncDirectory => "sync directory",
+        _ => "write snapshot",
+    };
+    SnapshotError::io(op, e.path, e.source)
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod atomic;
 mod dir;
 mod error;
 mod layout;

@@ -21,6 +21,8 @@ mod file;
 mod kv;
 mod memory;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 pub use bytes::Bytes;
 pub use error::StorageError;
 pub use file::{sanitize_id, FileStore, ReferenceStyle};
@@ -40,41 +42,62 @@ pub struct Blob {
     pub content_type: String,
 }
 
+/// A store's sequence of reference numbers: 1, 2, ... in the order they are
+/// taken, from any thread.
+#[derive(Debug, Default)]
+pub struct Sequence(AtomicU64);
+
+impl Sequence {
+    /// Takes the next number.
+    pub fn next(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+/// A blob to store: the sequence number taken for it (see
+/// [`BlobStore::next_sequence`]), the key its reference is derived from, its
+/// content and its content type.
+#[derive(Debug, Clone)]
+pub struct NewBlob<'a> {
+    /// Sequence number from [`BlobStore::next_sequence`] of the same store.
+    pub sequence: u64,
+    /// Caller's key (a tool use id and block index, for the plugin).
+    pub key: &'a str,
+    /// The raw content.
+    pub content: Bytes,
+    /// MIME type, kept with the content.
+    pub content_type: &'a str,
+}
+
 /// A backend that stores blobs and hands back an opaque reference string.
 ///
 /// References carry a per-instance sequence number (`mem_<n>_...`,
 /// `<ms>_<n>_...`). Callers that store from several threads but must number
 /// blocks in the order they were handed over (as the SDK does, synchronously)
 /// take the number first with [`BlobStore::next_sequence`] and store later
-/// with [`BlobStore::store_sequenced`].
+/// with [`BlobStore::store_blob`].
 pub trait BlobStore: Send + Sync {
     /// Takes the next sequence number of this instance (1, 2, ...).
     fn next_sequence(&self) -> u64;
 
-    /// Stores `content` under a reference built from `sequence` and `key` and
-    /// returns the reference. `sequence` should come from
-    /// [`BlobStore::next_sequence`] of the same instance.
+    /// Stores a blob under a reference built from its sequence number and key
+    /// and returns the reference.
     ///
     /// # Errors
     ///
     /// Backend-specific; [`StorageError::Io`] when the content cannot be
     /// written.
-    fn store_sequenced(
-        &self,
-        sequence: u64,
-        key: &str,
-        content: Bytes,
-        content_type: &str,
-    ) -> Result<String, StorageError>;
+    fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, StorageError>;
 
     /// Stores `content` under a reference derived from `key` and returns the
     /// reference (takes the next sequence number itself).
     ///
     /// # Errors
     ///
-    /// As [`BlobStore::store_sequenced`].
+    /// As [`BlobStore::store_blob`].
     fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError> {
-        self.store_sequenced(self.next_sequence(), key, content, content_type)
+        let sequence = self.next_sequence();
+        self.store_blob(NewBlob { sequence, key, content, content_type })
     }
 
     /// Returns the blob previously stored under `reference`, or

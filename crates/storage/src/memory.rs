@@ -8,7 +8,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use bytes::Bytes;
 
 use crate::kv::{normalize_key, normalize_prefix, sort_js};
-use crate::{Blob, BlobStore, KeyValueStore, StorageError};
+use crate::{Blob, BlobStore, KeyValueStore, NewBlob, Sequence, StorageError};
 
 /// Stored value: content is kept as [`Bytes`] (reference counted, never
 /// copied), the access cycle is atomic so that retrieves only need a shared
@@ -54,7 +54,7 @@ impl Entries {
 #[derive(Debug)]
 pub struct MemoryStore {
     entries: RwLock<Entries>,
-    counter: AtomicU64,
+    counter: Sequence,
     current_cycle: AtomicU64,
     /// Eviction window in cycles; `0` means eviction is disabled.
     evict_after: AtomicU64,
@@ -80,7 +80,7 @@ impl MemoryStore {
     pub fn new(evict_after_cycles: Option<u64>) -> Result<Self, StorageError> {
         Ok(MemoryStore {
             entries: RwLock::new(Entries::default()),
-            counter: AtomicU64::new(0),
+            counter: Sequence::default(),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(encode_window(evict_after_cycles)?),
             values: RwLock::default(),
@@ -207,7 +207,7 @@ impl Default for MemoryStore {
     fn default() -> Self {
         MemoryStore {
             entries: RwLock::new(Entries::default()),
-            counter: AtomicU64::new(0),
+            counter: Sequence::default(),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(Self::DEFAULT_EVICT_AFTER_CYCLES),
             values: RwLock::default(),
@@ -217,16 +217,11 @@ impl Default for MemoryStore {
 
 impl BlobStore for MemoryStore {
     fn next_sequence(&self) -> u64 {
-        self.counter.fetch_add(1, Ordering::Relaxed) + 1
+        self.counter.next()
     }
 
-    fn store_sequenced(
-        &self,
-        sequence: u64,
-        key: &str,
-        content: Bytes,
-        content_type: &str,
-    ) -> Result<String, StorageError> {
+    fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, StorageError> {
+        let NewBlob { sequence, key, content, content_type } = blob;
         let reference = format!("mem_{sequence}_{key}");
         let entry = Entry {
             content_type: content_type.to_owned(),

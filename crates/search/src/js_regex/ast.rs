@@ -51,6 +51,23 @@ pub enum Node {
     Alt(Vec<Node>),
 }
 
+impl Node {
+    /// This node with `f` applied to each of its direct children (group and
+    /// look-around bodies, quantified terms, sequence items, alternatives);
+    /// leaves are returned unchanged.
+    #[must_use]
+    pub fn map_children(self, f: &mut impl FnMut(Node) -> Node) -> Node {
+        match self {
+            Node::Group { capture, node } => Node::Group { capture, node: Box::new(f(*node)) },
+            Node::Look { behind, negate, node } => Node::Look { behind, negate, node: Box::new(f(*node)) },
+            Node::Repeat { node, min, max, greedy } => Node::Repeat { node: Box::new(f(*node)), min, max, greedy },
+            Node::Concat(v) => Node::Concat(v.into_iter().map(f).collect()),
+            Node::Alt(v) => Node::Alt(v.into_iter().map(f).collect()),
+            leaf => leaf,
+        }
+    }
+}
+
 /// Zero-width assertions that are not look-arounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Assertion {

@@ -79,7 +79,7 @@ pub fn plan(pattern: &str) -> Plan {
                 translate::Flavor::Linear
             };
             let prefilter = backtracking
-                .then(|| translate::translate(&translate::relax(&node), translate::Flavor::Linear));
+                .then(|| translate::translate(&translate::relax(node.clone()), translate::Flavor::Linear));
             Plan::Regex {
                 source: translate::translate(&node, flavor),
                 backtracking,

@@ -97,7 +97,6 @@ fn resolve_named_refs(node: Node, targets: &[u32]) -> Node {
     if targets.is_empty() {
         return node;
     }
-    let fix = |n: Node| resolve_named_refs(n, targets);
     match node {
         Node::Backref(n) if n > NAMED_REF_BASE - MAX_NAMED_REFS => {
             let k = (NAMED_REF_BASE - n) as usize;
@@ -106,33 +105,7 @@ fn resolve_named_refs(node: Node, targets: &[u32]) -> Node {
                 Some(t) => Node::Backref(t),
             }
         }
-        Node::Group { capture, node } => Node::Group {
-            capture,
-            node: Box::new(fix(*node)),
-        },
-        Node::Look {
-            behind,
-            negate,
-            node,
-        } => Node::Look {
-            behind,
-            negate,
-            node: Box::new(fix(*node)),
-        },
-        Node::Repeat {
-            node,
-            min,
-            max,
-            greedy,
-        } => Node::Repeat {
-            node: Box::new(fix(*node)),
-            min,
-            max,
-            greedy,
-        },
-        Node::Concat(v) => Node::Concat(v.into_iter().map(fix).collect()),
-        Node::Alt(v) => Node::Alt(v.into_iter().map(fix).collect()),
-        other => other,
+        other => other.map_children(&mut |n| resolve_named_refs(n, targets)),
     }
 }
 

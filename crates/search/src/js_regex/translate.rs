@@ -34,7 +34,7 @@ pub fn translate(node: &Node, flavor: Flavor) -> String {
 /// original matches (and possibly more): look-arounds are dropped and
 /// back-references match any run of characters. Used as a linear-time
 /// prefilter for backtracking patterns.
-pub fn relax(node: &Node) -> Node {
+pub fn relax(node: Node) -> Node {
     match node {
         Node::Look { .. } => Node::Empty,
         Node::Backref(_) => Node::Repeat {
@@ -46,24 +46,7 @@ pub fn relax(node: &Node) -> Node {
             max: None,
             greedy: true,
         },
-        Node::Group { capture, node } => Node::Group {
-            capture: *capture,
-            node: Box::new(relax(node)),
-        },
-        Node::Repeat {
-            node,
-            min,
-            max,
-            greedy,
-        } => Node::Repeat {
-            node: Box::new(relax(node)),
-            min: *min,
-            max: *max,
-            greedy: *greedy,
-        },
-        Node::Concat(v) => Node::Concat(v.iter().map(relax).collect()),
-        Node::Alt(v) => Node::Alt(v.iter().map(relax).collect()),
-        other => other.clone(),
+        other => other.map_children(&mut relax),
     }
 }
 

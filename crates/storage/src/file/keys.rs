@@ -32,16 +32,21 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
+use offload_atomic::{TempFile, TempNames};
 
 use super::journal::{JOURNAL_FILE, METADATA_FILE};
-use super::publish::{self, TEMP_PREFIX};
 use super::read::{read_regular_file, ReadFailure};
-use super::FileStore;
+use super::{FileStore, TEMP_PREFIX};
 use crate::kv::{normalize_key, normalize_prefix, sort_js};
 use crate::{KeyValueStore, StorageError};
 
 /// What the SDK's `LocalFileStorage` skips when listing (its temporary files).
 const SDK_TEMP_MARKER: &str = ".__strands_tmp";
+
+/// Names of the temporary files of values: `<name>.__strands_tmp_<pid>-<seq>`
+/// beside the target, which the SDK's `LocalFileStorage` skips as it skips
+/// its own, and ours skips by [`SDK_TEMP_MARKER`].
+const VALUE_TEMPS: TempNames = TempNames::around_target("", ".__strands_tmp_", "");
 
 /// Whether a top-level name belongs to the artifact API: the journal, the
 /// SDK's metadata file, staging files and artifact names
@@ -167,12 +172,9 @@ impl FileStore {
         }
         fs::create_dir_all(&parent)?;
         let target = scope.base.join(key);
-        let temp = publish::write_temp_beside(&target, data, self.is_durable())?;
-        publish::replace(&temp, &target)?;
-        if self.is_durable() {
-            publish::sync_dir(&parent)?;
-        }
-        Ok(())
+        TempFile::beside(&target, &VALUE_TEMPS, data, self.is_durable())
+            .and_then(|temp| temp.replace(&target, self.is_durable()))
+            .map_err(|e| e.source)
     }
 
     /// Lists every regular file under `start` (whose key is `start_key`),

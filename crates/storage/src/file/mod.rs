@@ -15,30 +15,37 @@
 mod journal;
 mod keys;
 mod names;
-mod publish;
 mod read;
 mod resolve;
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use offload_atomic::{Staged, Step, TempNames};
 
-use crate::{Blob, BlobStore, StorageError, DEFAULT_CONTENT_TYPE};
+use crate::{Blob, BlobStore, NewBlob, Sequence, StorageError, DEFAULT_CONTENT_TYPE};
 use journal::ContentTypes;
 use read::ReadFailure;
 
 pub use names::sanitize_id;
 
+/// Prefix of the temporary files of artifacts; hidden, so never served by
+/// `retrieve`, and reserved in the key-value API.
+pub(crate) const TEMP_PREFIX: &str = ".tmp-";
+
+/// Names of the temporary files of artifacts: `.tmp-<pid>-<seq>`.
+const ARTIFACT_TEMPS: TempNames = TempNames::plain(TEMP_PREFIX);
+
 /// How many final names are tried before a store gives up (each collision
 /// bumps the counter, so this is only reached if something is badly wrong).
 const MAX_NAME_ATTEMPTS: u32 = 1000;
 
-/// How [`FileStore::store_with_style`] spells the returned reference.
+/// How [`FileStore::store_blob_with_style`] spells the returned reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReferenceStyle {
     /// Node's `path.join(artifactDir, filename)`, normalized (`./artifacts`
@@ -90,7 +97,7 @@ struct Opened {
 pub struct FileStore {
     artifact_dir: String,
     durable: bool,
-    counter: AtomicU64,
+    counter: Sequence,
     /// Whether to stage content in unnamed (`O_TMPFILE`) files; turned off
     /// for good after one cannot be linked.
     anonymous_files: AtomicBool,
@@ -107,7 +114,7 @@ impl FileStore {
         FileStore {
             artifact_dir: artifact_dir.to_owned(),
             durable: false,
-            counter: AtomicU64::new(0),
+            counter: Sequence::default(),
             anonymous_files: AtomicBool::new(true),
             opened: OnceLock::new(),
             open_lock: Mutex::new(()),
@@ -137,7 +144,7 @@ impl FileStore {
     ///
     /// # Errors
     ///
-    /// As [`FileStore::store_sequenced_with_style`].
+    /// As [`FileStore::store_blob_with_style`].
     pub fn store_with_style(
         &self,
         key: &str,
@@ -145,10 +152,11 @@ impl FileStore {
         content_type: &str,
         style: ReferenceStyle,
     ) -> Result<String, StorageError> {
-        self.store_sequenced_with_style(self.next_sequence(), key, content, content_type, style)
+        let sequence = self.next_sequence();
+        self.store_blob_with_style(NewBlob { sequence, key, content, content_type }, style)
     }
 
-    /// Stores `content` under sequence number `sequence` (from
+    /// Stores a blob under its sequence number (from
     /// [`BlobStore::next_sequence`]) and returns its reference spelled as
     /// `style`. If another writer already holds that name, later numbers are
     /// tried.
@@ -160,14 +168,8 @@ impl FileStore {
     /// cannot be created or the file or journal cannot be written (disk
     /// full, permissions, ...). A failed store leaves no file under a final
     /// name and does not touch earlier artifacts.
-    pub fn store_sequenced_with_style(
-        &self,
-        sequence: u64,
-        key: &str,
-        content: Bytes,
-        content_type: &str,
-        style: ReferenceStyle,
-    ) -> Result<String, StorageError> {
+    pub fn store_blob_with_style(&self, blob: NewBlob<'_>, style: ReferenceStyle) -> Result<String, StorageError> {
+        let NewBlob { sequence, key, content, content_type } = blob;
         let opened = self.open()?;
         let dir = opened.dir.as_path();
         let filename = match self.stage_and_publish(opened, &content, sequence, key, content_type) {
@@ -189,9 +191,9 @@ impl FileStore {
         if self.durable {
             // One directory flush covers the artifact's name and, on the
             // first store, the journal's.
-            if let Err(e) = publish::sync_dir(dir) {
+            if let Err(e) = offload_atomic::sync_dir(dir) {
                 let _ = fs::remove_file(&target);
-                return Err(StorageError::io("sync artifact directory", dir, e));
+                return Err(artifact_write_error(e));
             }
         }
         Ok(match style {
@@ -225,17 +227,18 @@ impl FileStore {
 
     /// Stages the content, creating the directory if it has gone missing
     /// (and then starting a new journal in it).
-    fn stage(&self, opened: &Opened, content: &[u8]) -> Result<publish::Staged, StorageError> {
+    fn stage(&self, opened: &Opened, content: &[u8]) -> Result<Staged, StorageError> {
         let dir = opened.dir.as_path();
-        let anonymous = self.anonymous_files.load(Ordering::Relaxed);
-        match publish::stage(dir, content, self.durable, anonymous) {
-            Err(StorageError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+        let unnamed = self.anonymous_files.load(Ordering::Relaxed);
+        let stage = || Staged::in_dir(dir, &ARTIFACT_TEMPS, content, self.durable, unnamed);
+        match stage() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 fs::create_dir_all(dir)
                     .map_err(|e| StorageError::io("create artifact directory", dir, e))?;
                 opened.types.reset_journal();
-                publish::stage(dir, content, self.durable, anonymous)
+                stage().map_err(artifact_write_error)
             }
-            other => other,
+            other => other.map_err(artifact_write_error),
         }
     }
 
@@ -243,7 +246,7 @@ impl FileStore {
     fn publish(
         &self,
         dir: &Path,
-        staged: &publish::Staged,
+        staged: &Staged,
         sequence: u64,
         key: &str,
         content_type: &str,
@@ -252,10 +255,8 @@ impl FileStore {
             let counter = if attempt == 0 { sequence } else { self.next_sequence() };
             let filename = names::artifact_filename(now_ms(), counter, key, content_type);
             let target = dir.join(&filename);
-            match publish::publish_staged(staged, &target) {
-                Ok(true) => return Ok(filename),
-                Ok(false) => {}
-                Err(e) => return Err(StorageError::io("publish artifact", target, e)),
+            if staged.publish_new(&target).map_err(artifact_write_error)? {
+                return Ok(filename);
             }
         }
         Err(StorageError::io(
@@ -287,7 +288,7 @@ impl FileStore {
         }
         let dir = PathBuf::from(&self.artifact_dir);
         let _ = fs::create_dir_all(&dir);
-        publish::remove_stale_temps(&dir);
+        offload_atomic::sweep_stale(&dir, &ARTIFACT_TEMPS, offload_atomic::STALE_AFTER);
         let types = ContentTypes::load(&dir);
         Ok(self.opened.get_or_init(|| Opened { dir, types }))
     }
@@ -295,19 +296,13 @@ impl FileStore {
 
 impl BlobStore for FileStore {
     fn next_sequence(&self) -> u64 {
-        self.counter.fetch_add(1, Ordering::Relaxed) + 1
+        self.counter.next()
     }
 
     /// Stores with [`ReferenceStyle::Joined`] references, like the SDK's
     /// standalone `FileStorage.store()`.
-    fn store_sequenced(
-        &self,
-        sequence: u64,
-        key: &str,
-        content: Bytes,
-        content_type: &str,
-    ) -> Result<String, StorageError> {
-        self.store_sequenced_with_style(sequence, key, content, content_type, ReferenceStyle::Joined)
+    fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, StorageError> {
+        self.store_blob_with_style(blob, ReferenceStyle::Joined)
     }
 
     /// Accepts references in either [`ReferenceStyle`], bare file names, and
@@ -335,6 +330,17 @@ impl BlobStore for FileStore {
             content_type,
         })
     }
+}
+
+/// A failed step of writing an artifact, as a [`StorageError::Io`] naming it.
+fn artifact_write_error(e: offload_atomic::Error) -> StorageError {
+    let op = match e.step {
+        Step::CreateTemp => "create temporary file",
+        Step::Write => "write artifact",
+        Step::Publish => "publish artifact",
+        Step::SyncDirectory => "sync artifact directory",
+    };
+    StorageError::io(op, e.path, e.source)
 }
 
 /// Milliseconds since the Unix epoch (`Date.now()`).

@@ -1,12 +1,13 @@
 // Exact BPE token counting in OpenAI encodings, computed natively: argument
 // checking in front of the addon's counting functions.
+import { native } from './native.js'
 
 /**
  * The encodings that can be counted natively: `'o200k_base'` (GPT-4o, GPT-4.1,
  * GPT-5, o-series) and `'cl100k_base'` (GPT-4, GPT-3.5-turbo).
  * @type {readonly ['o200k_base', 'cl100k_base']}
  */
-const ENCODINGS = Object.freeze(['o200k_base', 'cl100k_base'])
+export const ENCODINGS = Object.freeze(['o200k_base', 'cl100k_base'])
 
 /** Throws a `TypeError` unless `text` is a string and `encoding` a supported name. */
 function checkArguments(text, encoding) {
@@ -64,3 +65,16 @@ export function createTokenApi(native) {
     ENCODINGS,
   }
 }
+
+/** The token counting API over the loaded addon. */
+export const tokenApi = createTokenApi(native)
+
+/**
+ * Number of BPE tokens of `text` in an OpenAI encoding (`'o200k_base'`, the default,
+ * or `'cl100k_base'`), counted natively on a worker thread. Exact for OpenAI models
+ * using that encoding; only an approximation for other model families.
+ * @type {(text: string, encoding?: 'o200k_base' | 'cl100k_base') => Promise<number>}
+ */
+export const countTokens = tokenApi.countTokens
+/** {@link countTokens} on the calling thread (for short texts). */
+export const countTokensSync = tokenApi.countTokensSync

@@ -2,6 +2,8 @@
 // heuristic, and exact BPE counts (OpenAI encodings) computed natively, with an
 // early-exit decision for "is this result larger than N tokens?".
 import { mediaKind, mediaTokens } from './media.js'
+import { native } from './native.js'
+import { tokenApi } from './tokens.js'
 
 /** Strings up to this many UTF-16 units are counted on the JavaScript thread. */
 const SYNC_COUNT_UNITS = 1 << 18
@@ -226,3 +228,12 @@ export function createCounting(native, tokenApi) {
 
   return { countText, exceedsLimit, contentTokens, messagesTokens, withNativeTokenCounting }
 }
+
+/** Native counting over the loaded addon. */
+export const counting = createCounting(native, tokenApi)
+
+/**
+ * Gives an SDK `Model` native counting for its `countTokens`, so the SDK's
+ * conversation and context managers get exact OpenAI-encoding counts. Returns the model.
+ */
+export const withNativeTokenCounting = counting.withNativeTokenCounting

@@ -1,0 +1,73 @@
+// The plugin's options: defaults (the SDK's), the choices of each opt-in option, and
+// their validation with clear errors, in the order the SDK checks its own.
+
+/** Characters per token of the SDK's previews and output budgets. */
+export const CHARS_PER_TOKEN = 4
+/** The SDK's default offload threshold, in tokens. */
+export const DEFAULT_MAX_RESULT_TOKENS = 2_500
+/** The SDK's default preview length, in tokens. */
+export const DEFAULT_PREVIEW_TOKENS = 1_000
+/** The SDK's default eviction window, in agent cycles. */
+export const DEFAULT_EVICT_AFTER_CYCLES = 20
+/** Text (UTF-16 units per block) up to which the header's native token count is exact. */
+export const DEFAULT_EXACT_COUNT_LIMIT = 1_000_000
+
+/** Token counting choices: the agent model's `countTokens`, native encodings, or chars/4. */
+export const TOKENIZERS = ['model', 'o200k_base', 'cl100k_base', 'heuristic']
+/** The tokenizers counted natively (BPE encodings). */
+export const NATIVE_TOKENIZERS = ['o200k_base', 'cl100k_base']
+/** Preview modes: the SDK's head, head and tail lines, JSON outline. */
+export const PREVIEW_MODES = ['head', 'headTail', 'structure']
+/** What happens to a result whose storage failed. */
+export const STORAGE_ERROR_MODES = ['keep', 'truncate']
+
+/** Validates an option that takes one of `choices`, with a message listing them. */
+function oneOf(option, value, choices) {
+  if (choices.includes(value)) return value
+  const expected = choices.map((c) => `'${c}'`).join(', ')
+  throw new Error(`Unknown ${option} ${typeof value === 'string' ? `'${value}'` : String(value)}: expected one of ${expected}`)
+}
+
+/**
+ * The plugin's settings from its config, validated; throws on the first bad option.
+ * @param {import('../index.d.ts').ContextOffloaderConfig} config
+ * @param {number} defaultEvictAfterCycles - the eviction window when none is given
+ */
+export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_AFTER_CYCLES) {
+  const maxResultTokens = config.maxResultTokens ?? DEFAULT_MAX_RESULT_TOKENS
+  const previewTokens = config.previewTokens ?? DEFAULT_PREVIEW_TOKENS
+  if (maxResultTokens <= 0) throw new Error('maxResultTokens must be positive')
+  if (previewTokens < 0) throw new Error('previewTokens must be non-negative')
+  if (previewTokens >= maxResultTokens) throw new Error('previewTokens must be less than maxResultTokens')
+  const evictAfterCycles = config.evictAfterCycles === undefined ? defaultEvictAfterCycles : config.evictAfterCycles
+  if (evictAfterCycles !== null && (!Number.isInteger(evictAfterCycles) || evictAfterCycles < 1)) {
+    throw new Error('evictAfterCycles must be a positive integer')
+  }
+  const tokenizer = oneOf('tokenizer', config.tokenizer ?? 'model', TOKENIZERS)
+  const previewMode = oneOf('preview', config.preview ?? 'head', PREVIEW_MODES)
+  const onStorageError = oneOf('onStorageError', config.onStorageError ?? 'keep', STORAGE_ERROR_MODES)
+  if (config.shouldOffload !== undefined && typeof config.shouldOffload !== 'function') {
+    throw new TypeError('shouldOffload must be a function (toolUse, result) => boolean | undefined')
+  }
+  const neverOffload = config.neverOffload ?? []
+  if (!Array.isArray(neverOffload) || neverOffload.some((name) => typeof name !== 'string')) {
+    throw new TypeError('neverOffload must be an array of tool names (strings)')
+  }
+  const exactCountLimit = config.exactCountLimit ?? DEFAULT_EXACT_COUNT_LIMIT
+  if (typeof exactCountLimit !== 'number' || !(exactCountLimit >= 0)) {
+    throw new Error('exactCountLimit must be a non-negative number of characters')
+  }
+  return {
+    maxResultTokens,
+    previewTokens,
+    evictAfterCycles,
+    includeRetrievalTool: config.includeRetrievalTool ?? true,
+    tokenizer,
+    nativeTokenizer: NATIVE_TOKENIZERS.includes(tokenizer),
+    previewMode,
+    onStorageError,
+    shouldOffload: config.shouldOffload,
+    neverOffload: new Set(neverOffload),
+    exactCountLimit,
+  }
+}

@@ -1,0 +1,330 @@
+// The ContextOffloader plugin (drop-in for the SDK's): its hooks, the offload decision,
+// eviction, which storage serves which agent, and the offload pipeline (preview, store,
+// replacement text). The pieces it puts together live in their own modules: options
+// (./options.js), counting (./counting.js), previews and replacement text (./preview.js),
+// block storage (./store-blocks.js), the retrieval tool (./retrieval-tool.js).
+import { AfterToolCallEvent, BeforeModelCallEvent, Message, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+import {
+  FileStorage as SdkFileStorage,
+  InMemoryStorage as SdkInMemoryStorage,
+} from '@strands-agents/sdk/vended-plugins/context-offloader'
+import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
+import { blockTexts, mediaPlaceholders, toContentBlocks } from './content.js'
+import { counting, heuristicContentTokens } from './counting.js'
+import { native } from './native.js'
+import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
+import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
+import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
+import { isDelegatingAgentTool, logger, OFFLOADER_NAMESPACE } from './sdk.js'
+import { storeBlock, transferTexts } from './store-blocks.js'
+import { FileStorage } from './storage/file.js'
+import { InMemoryStorage } from './storage/memory.js'
+import { NATIVE } from './storage/native-backed.js'
+import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
+
+/**
+ * Plugin that offloads oversized tool results (drop-in for the SDK's ContextOffloader).
+ *
+ * When a tool result exceeds `maxResultTokens` (counted by the agent model's
+ * `countTokens`), every content block is stored and the result is replaced with a
+ * preview of `previewTokens` tokens plus references; a `retrieve_offloaded_content`
+ * tool lets the agent grep or slice what was stored.
+ */
+export class ContextOffloader {
+  name = 'strands:context-offloader'
+  static _DEFAULT_EVICT_AFTER_CYCLES = DEFAULT_EVICT_AFTER_CYCLES
+  _storage
+  _sandboxableStorage
+  _maxResultTokens
+  _previewTokens
+  _includeRetrievalTool
+  _evictAfterCycles
+  _storageByAgent = new WeakMap()
+  _keyStoredAt = new Map()
+  _retrievalTool
+  /** Whether `_storage` is the agent's own storage, one of ours (see `initAgent`). */
+  _usesAgentStorage = false
+  /** The validated options (see ./options.js). */
+  _options
+  /** Resolves with the native encoding's longest token in bytes (native tokenizers only). */
+  _encodingReady
+  /** The agent the plugin was last added to (for `offload()` without an agent). */
+  _lastAgent
+  /** The per-agent FileStorage view used by `offload()` without any agent. */
+  _detachedView
+
+  /** @param {import('../index.d.ts').ContextOffloaderConfig} [config] */
+  constructor(config = {}) {
+    const options = resolveOptions(config, ContextOffloader._DEFAULT_EVICT_AFTER_CYCLES)
+    this._options = options
+    if (options.nativeTokenizer) {
+      // The vocabulary loads on a worker thread while the agent starts.
+      this._encodingReady = native.loadEncoding(options.tokenizer)
+      this._encodingReady.catch(() => {})
+    }
+    if (config.storage) this._resolveAndSetStorage(config.storage)
+    this._maxResultTokens = options.maxResultTokens
+    this._previewTokens = options.previewTokens
+    this._includeRetrievalTool = options.includeRetrievalTool
+    this._evictAfterCycles = options.evictAfterCycles
+  }
+
+  _resolveAndSetStorage(storage) {
+    this._storage = isOffloaderStorage(storage) ? storage : resolveNamespace(storage, OFFLOADER_NAMESPACE)
+    this._sandboxableStorage =
+      !isOffloaderStorage(this._storage) && 'forSandbox' in this._storage ? this._storage : undefined
+  }
+
+  /** Registers the hooks on `agent` (called by the SDK). */
+  initAgent(agent) {
+    // Without a storage the SDK uses the agent's, else its unified in-memory storage
+    // (references are then the bare keys); ours does the same for identical output.
+    //
+    // When the agent's storage is one of ours (`new Agent({ storage: new FileStorage(dir) })`),
+    // it implements both interfaces. The SDK's plugin decides with
+    // `'store' in storage && 'retrieve' in storage`, so for that agent it takes the
+    // offloader path: it calls `store()`/`retrieve()` on that very instance (no
+    // `offloader/` keys, no framing), gives a FileStorage no per-agent view (it only does
+    // that for its own FileStorage class), so references are `path.join(dir, file)` numbered
+    // by the storage's own counter, and never binds or evicts an InMemoryStorage (it only
+    // does that for its own legacy class). We do exactly the same, so the model sees the
+    // same references as with the SDK's plugin, and one InMemoryStorage can serve as the
+    // storage of several agents, as a unified storage may. Taking the unified path
+    // instead would change every reference the model sees (bare keys instead of file
+    // paths or `mem_<n>_` names) and break the drop-in promise.
+    if (!this._storage) {
+      const agentStorage = agent.storage
+      this._resolveAndSetStorage(agentStorage ?? new SdkUnifiedInMemoryStorage())
+      this._usesAgentStorage = agentStorage !== undefined && agentStorage[NATIVE] !== undefined
+    }
+    if (this._isLegacyMemoryStorage()) this._storage._bind(agent, this._evictAfterCycles)
+    this._storageForAgent(agent)
+    this._lastAgent = new WeakRef(agent)
+    agent.addHook(AfterToolCallEvent, (event) => this._handleToolResult(event))
+    agent.addHook(BeforeModelCallEvent, () => {
+      const cycleCount = agent.metrics.cycleCount
+      if (this._isLegacyMemoryStorage()) this._storage._evict(cycleCount)
+      else if (this._evictAfterCycles !== null) this._evict(cycleCount, agent)
+    })
+  }
+
+  _isLegacyMemoryStorage() {
+    if (this._usesAgentStorage) return false
+    return this._storage instanceof InMemoryStorage || this._storage instanceof SdkInMemoryStorage
+  }
+
+  /** Deletes what a unified storage got more than `evictAfterCycles` cycles ago (the SDK's rule). */
+  _evict(currentCycle, agent) {
+    const threshold = currentCycle - this._evictAfterCycles
+    const toEvict = []
+    for (const [key, storedCycle] of this._keyStoredAt) {
+      if (storedCycle < threshold) toEvict.push(key)
+    }
+    if (toEvict.length === 0) return
+    const storage = this._storageForAgent(agent)
+    for (const key of toEvict) {
+      this._keyStoredAt.delete(key)
+      storage.delete(key).catch(() => {})
+    }
+    logger.debug(`evicted=<${toEvict.length}>, threshold=<${threshold}> | evicted stale offloaded entries`)
+  }
+
+  /** The retrieval tool (unless `includeRetrievalTool` is false). */
+  getTools() {
+    if (!this._includeRetrievalTool) return []
+    this._retrievalTool ??= createRetrievalTool({
+      maxChars: this._maxResultTokens * CHARS_PER_TOKEN,
+      storageFor: (context) => this._storageForToolContext(context),
+    })
+    return [this._retrievalTool]
+  }
+
+  /** Whether each agent gets its own storage (sandboxed storages, and file storages as in the SDK). */
+  _perAgent() {
+    if (this._usesAgentStorage) return false
+    return (
+      this._sandboxableStorage !== undefined ||
+      this._storage instanceof SdkFileStorage ||
+      this._storage instanceof FileStorage
+    )
+  }
+
+  _storageForAgent(agent) {
+    if (!this._perAgent()) return this._storage
+    if (!agent) {
+      // `offload()` before the plugin is added to an agent: a FileStorage needs no sandbox.
+      if (this._storage instanceof FileStorage) return (this._detachedView ??= this._storage._pluginView())
+      throw new Error('ContextOffloader.offload() needs `agent` for a sandboxed storage')
+    }
+    let storage = this._storageByAgent.get(agent)
+    if (!storage) {
+      if (this._sandboxableStorage) storage = this._sandboxableStorage.forSandbox(agent.sandbox)
+      else if (this._storage instanceof FileStorage) storage = this._storage._pluginView()
+      else storage = this._storage.forSandbox(agent.sandbox)
+      this._storageByAgent.set(agent, storage)
+    }
+    return storage
+  }
+
+  _storageForToolContext(context) {
+    if (!this._perAgent()) return this._storage
+    if (!context) throw new Error('File-based storage retrieval requires a tool execution context.')
+    return this._storageForAgent(context.agent)
+  }
+
+  /**
+   * Counts a tool result's tokens with the configured tokenizer and decides whether it
+   * exceeds `maxResultTokens`. With a native tokenizer the decision stops as soon as
+   * the threshold is passed; the exact (or, for long texts, estimated) total is only
+   * computed once the result is known to be offloaded.
+   * @returns {Promise<{ exceeds: boolean, tokens?: number, approximate?: boolean, compact: Map<number, string> }>}
+   */
+  async _decide(content, resultBlock, agent) {
+    const compact = new Map()
+    const { tokenizer } = this._options
+    if (tokenizer === 'model' || tokenizer === 'heuristic') {
+      const model = tokenizer === 'model' ? agent?.model : undefined
+      const tokens = model
+        ? await model.countTokens([new Message({ role: 'user', content: [resultBlock] })])
+        : heuristicContentTokens(content)
+      return { exceeds: tokens > this._maxResultTokens, tokens, approximate: true, compact }
+    }
+    const maxTokenBytes = await this._encodingReady
+    const exceeds = await counting.exceedsLimit(content, tokenizer, this._maxResultTokens, maxTokenBytes, compact)
+    return { exceeds, compact }
+  }
+
+  /** The header's token figure: the decision's count, or a native count of every block. */
+  async _headerMeasure(content, decision) {
+    if (decision.tokens !== undefined) return { tokens: decision.tokens, approximate: decision.approximate }
+    await this._encodingReady
+    return counting.contentTokens(content, this._options.tokenizer, this._options.exactCountLimit, decision.compact)
+  }
+
+  /** The preview of a result's texts and, when built natively, their UTF-8 for storing. */
+  async _preview(content, texts, storage) {
+    const { nativeTokenizer, previewMode, tokenizer } = this._options
+    if (nativeTokenizer || previewMode !== 'head') {
+      const encoding = nativeTokenizer ? tokenizer : undefined
+      const built = await nativePreview(content, texts, {
+        mode: previewMode,
+        previewTokens: this._previewTokens,
+        encoding,
+        encodingReady: this._encodingReady,
+      })
+      return { ...built, nativeTexts: new Map() }
+    }
+    const preview = texts.size > 0 ? headPreview([...texts.values()], this._previewTokens) : ''
+    // Native storages take the texts from native memory (handed over in slices, off the event loop).
+    const nativeTexts = storage?.[NATIVE] ? await transferTexts(texts) : new Map()
+    return { preview, utf8: new Map(), nativeTexts }
+  }
+
+  /**
+   * Stores every block of `content` under `<keyPrefix>_<i>` and builds the replacement
+   * content. Resolves with `null` when storing failed and the original is to be kept.
+   */
+  async _offloadBlocks(content, keyPrefix, agent, decision) {
+    const texts = blockTexts(content)
+    let storage
+    let storageError
+    try {
+      storage = this._storageForAgent(agent)
+    } catch (err) {
+      storageError = err
+    }
+    const measurePromise = this._headerMeasure(content, decision)
+    const { preview, utf8, nativeTexts } = await this._preview(content, texts, storage)
+    const measure = await measurePromise
+
+    let references
+    try {
+      if (storageError) throw storageError
+      references = await Promise.all(
+        content.map((block, i) =>
+          storeBlock(storage, block, `${keyPrefix}_${i}`, {
+            text: texts.get(i),
+            nativeText: nativeTexts.get(i),
+            encoded: utf8.get(i),
+          }),
+        ),
+      )
+      if (!isOffloaderStorage(storage)) {
+        const storedAt = agent?.metrics?.cycleCount ?? 0
+        for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.ref, storedAt)
+      }
+    } catch (err) {
+      if (this._options.onStorageError === 'truncate') {
+        logger.warn(`key=<${keyPrefix}> | failed to offload tool result, keeping only the preview`, err)
+        const text = truncatedText(content.length, measure, preview, err)
+        const replacement = [new TextBlock(text), ...mediaPlaceholders(content, [], 'dropped')]
+        return { text, content: replacement, references: [], measure, truncated: true }
+      }
+      logger.warn(`tool_use_id=<${keyPrefix}> | failed to offload tool result, keeping original`, err)
+      return null
+    }
+    logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
+    const text = offloadedText(content.length, references, measure, preview, this._includeRetrievalTool)
+    const replacement = [new TextBlock(text), ...mediaPlaceholders(content, references)]
+    return { text, content: replacement, references, measure, truncated: false }
+  }
+
+  async _handleToolResult(event) {
+    if (event.result.status === 'error') return
+    // A delegated agent's result is its final answer: never replace it with a preview.
+    if (isDelegatingAgentTool(event.tool)) return
+    // The retrieval tool's own results are never offloaded (no circular offloading).
+    if (this._includeRetrievalTool && event.toolUse.name === RETRIEVAL_TOOL_NAME) return
+    if (this._options.neverOffload.has(event.toolUse.name)) return
+    let forced
+    if (this._options.shouldOffload) {
+      try {
+        forced = await this._options.shouldOffload(event.toolUse, event.result)
+      } catch (err) {
+        logger.warn(`tool_use_id=<${event.result.toolUseId}> | shouldOffload threw, using the size rule`, err)
+      }
+      if (forced === false) return
+    }
+    const content = event.result.content
+    const toolUseId = event.result.toolUseId
+    const decision = await this._decide(content, event.result, event.agent)
+    if (!decision.exceeds && forced !== true) return
+    const offloaded = await this._offloadBlocks(content, toolUseId, event.agent, decision)
+    if (!offloaded) return
+    event.result = new ToolResultBlock({ toolUseId, status: event.result.status, content: offloaded.content })
+  }
+
+  /**
+   * Offloads content by hand (large user input, a file the app loaded): stores every
+   * block under `<key>_<i>` and returns the preview text and references the plugin
+   * would have put in the conversation. Always offloads, whatever the size.
+   * @param {string | import('@strands-agents/sdk').ToolResultContent[]} content
+   * @param {{ key: string, agent?: import('@strands-agents/sdk').LocalAgent }} options
+   */
+  async offload(content, options) {
+    const key = options?.key
+    if (typeof key !== 'string' || key.length === 0) throw new TypeError('offload() needs a non-empty string `key`')
+    const blocks = toContentBlocks(content)
+    const agent = options.agent ?? this._lastAgent?.deref()
+    if (!this._storage) {
+      throw new Error(
+        'ContextOffloader.offload() needs a storage: pass `storage` in the config or add the plugin to an agent first',
+      )
+    }
+    const resultBlock = new ToolResultBlock({ toolUseId: key, status: 'success', content: blocks })
+    const decision = await this._decide(blocks, resultBlock, agent)
+    const offloaded = await this._offloadBlocks(blocks, key, agent, decision)
+    if (!offloaded) throw new Error(`offload failed: the content could not be stored (key ${key})`)
+    const { text, references, measure, truncated } = offloaded
+    return {
+      text,
+      content: offloaded.content,
+      references: references
+        .filter((r) => r.ref)
+        .map((r) => ({ reference: r.ref, contentType: r.contentType, description: r.description })),
+      tokens: measure.tokens,
+      approximate: measure.approximate,
+      truncated,
+    }
+  }
+}

@@ -1,0 +1,95 @@
+// The text that replaces an offloaded tool result: the header with the token figure,
+// the guidance paragraph (the SDK's wording), the preview, and the stored references;
+// or, when storing failed under `onStorageError: 'truncate'`, the truncation notice.
+import { JsonBlock } from '@strands-agents/sdk'
+import { native, toNativeText } from './native.js'
+import { CHARS_PER_TOKEN } from './options.js'
+
+/** The SDK's preview: the first `previewTokens × 4` UTF-16 units of the texts joined by `\n` (without building the join). */
+export function headPreview(parts, previewTokens) {
+  const maxChars = previewTokens * CHARS_PER_TOKEN
+  let out = ''
+  for (let i = 0; i < parts.length && out.length < maxChars; i++) {
+    if (i > 0) out += '\n'
+    out += parts[i].length > maxChars ? parts[i].slice(0, maxChars) : parts[i]
+  }
+  return out.length <= maxChars ? out : out.slice(0, maxChars)
+}
+
+/**
+ * Builds the preview natively: every text and JSON block (`texts`, by block index) is
+ * handed to native memory, encoded as UTF-8 on a worker thread, and previewed in `mode`
+ * within `previewTokens` (tokens of `encoding`, or 4 characters per token without one).
+ * Resolves with the preview and the UTF-8 bytes of each block (by block index) for storing.
+ * @param {unknown[]} content - the result's blocks
+ * @param {Map<number, string>} texts - their texts (see `blockTexts`)
+ * @param {{ mode: string, previewTokens: number, encoding?: string, encodingReady?: Promise<unknown> }} options
+ */
+export async function nativePreview(content, texts, { mode, previewTokens, encoding, encodingReady }) {
+  const builder = new native.PreviewBuilder()
+  const indices = []
+  for (const [i, text] of texts) {
+    builder.add(await toNativeText(text), content[i] instanceof JsonBlock)
+    indices.push(i)
+  }
+  if (encoding) await encodingReady
+  const built = await builder.build({
+    mode,
+    budget: encoding ? previewTokens : previewTokens * CHARS_PER_TOKEN,
+    encoding,
+    cutLongLines: Boolean(encoding) || mode !== 'head',
+  })
+  const utf8 = new Map(indices.map((blockIndex, k) => [blockIndex, built.texts[k]]))
+  return { preview: built.preview, utf8 }
+}
+
+/** The guidance paragraph of an offload preview (the SDK's wording). */
+function guidance(includeRetrievalTool) {
+  const intro =
+    'Tool result was offloaded to external storage due to size.\n' + 'Use the preview below if it answers your question.\n'
+  if (!includeRetrievalTool) return intro + 'If you need more detail, use your available tools to access specific data.'
+  return (
+    intro +
+    'If you need more detail, use retrieve_offloaded_content with a reference and:\n' +
+    '  - pattern: regex or keyword to find matching lines with context\n' +
+    '  - line_range: { start, end } to read a specific span of lines\n' +
+    'Retrieve full content (omit pattern/line_range) as a last resort.'
+  )
+}
+
+/** The token figure of a header: `~N` for estimates (and always with the SDK's counters). */
+function tokenFigure(measure) {
+  return `${measure.approximate ? '~' : ''}${measure.tokens.toLocaleString()}`
+}
+
+/**
+ * The text that replaces an offloaded result (the SDK's layout).
+ * @param {number} blockCount
+ * @param {{ ref: string, description: string }[]} references - one per block (`ref` empty when not stored)
+ * @param {{ tokens: number, approximate: boolean }} measure
+ * @param {string} preview
+ * @param {boolean} includeRetrievalTool
+ */
+export function offloadedText(blockCount, references, measure, preview, includeRetrievalTool) {
+  const refLines = references
+    .filter((r) => r.ref)
+    .map((r) => `  ${r.ref} (${r.description})`)
+    .join('\n')
+  return (
+    `[Offloaded: ${blockCount} blocks, ${tokenFigure(measure)} tokens]\n` +
+    `${guidance(includeRetrievalTool)}\n\n` +
+    `${preview}\n\n` +
+    `[Stored references:]\n${refLines}`
+  )
+}
+
+/** The text that replaces a result whose storage failed (`onStorageError: 'truncate'`). */
+export function truncatedText(blockCount, measure, preview, err) {
+  const reason = String(err?.message ?? err).split('\n')[0].slice(0, 300)
+  return (
+    `[Truncated: ${blockCount} blocks, ${tokenFigure(measure)} tokens. ` +
+    `The full tool result could not be stored (${reason}), so everything after this preview was dropped; ` +
+    'it cannot be retrieved.]\n\n' +
+    preview
+  )
+}

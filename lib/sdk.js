@@ -1,0 +1,75 @@
+// Everything this package takes from @strands-agents/sdk beyond its public exports, in
+// one place: modules reached by path inside the SDK's `dist/src/` (its logger,
+// `AgentAsTool`, `SessionError`), the global symbols its unified storages carry, and the
+// internal formats ours must match byte for byte (how its plugin frames blocks in a
+// unified storage, and under which namespace).
+//
+// Checked against the SDK version below. When the SDK changes, this is the file to read:
+// a missing internal module degrades to the fallbacks here, never to a failed import.
+
+/** The SDK release these internals were checked against. */
+export const SDK_VERSION_CHECKED = '1.19.0'
+
+/** Loads a module of the installed SDK that its package exports do not expose (best effort). */
+async function importSdkInternal(relativePath) {
+  try {
+    const base = import.meta.resolve('@strands-agents/sdk')
+    return await import(new URL(relativePath, base).href)
+  } catch {
+    return undefined
+  }
+}
+
+const sdkLogging = await importSdkInternal('./logging/logger.js')
+const sdkAgentAsTool = await importSdkInternal('./agent/agent-as-tool.js')
+const sdkErrors = await importSdkInternal('./errors.js')
+
+/** The SDK's logger (honours `configureLogging`), or the SDK's default behaviour. */
+export const logger = {
+  debug: (...args) => sdkLogging?.logger?.debug?.(...args),
+  warn: (...args) => (sdkLogging?.logger ? sdkLogging.logger.warn(...args) : console.warn(...args)),
+}
+
+/** Whether a tool is an agent used as a delegate (its result is the final answer). */
+export function isDelegatingAgentTool(candidate) {
+  if (!candidate || !candidate.delegate) return false
+  const AgentAsTool = sdkAgentAsTool?.AgentAsTool
+  return AgentAsTool ? candidate instanceof AgentAsTool : candidate.constructor?.name === 'AgentAsTool'
+}
+
+/** The SDK's `SessionError` (not exported by its entry point), or a look-alike. */
+export const SessionError =
+  sdkErrors?.SessionError ??
+  class SessionError extends Error {
+    constructor(message, options) {
+      super(message, options)
+      this.name = 'SessionError'
+    }
+  }
+
+/** Marks a unified storage view as already namespaced (registered globally by the SDK). */
+export const NAMESPACED = Symbol.for('strands.storage.namespaced')
+/** Marks a unified storage whose content does not survive a restart. */
+export const EPHEMERAL = Symbol.for('strands.storage.ephemeral')
+
+/** The namespace the SDK's plugin stores blocks under in a unified storage. */
+export const OFFLOADER_NAMESPACE = 'offloader'
+
+/** The SDK plugin's framing of a block in a unified storage: [u16 BE type length][type][content]. */
+export function frameContent(content, contentType) {
+  const ctBytes = new TextEncoder().encode(contentType)
+  const frame = new Uint8Array(2 + ctBytes.length + content.length)
+  frame[0] = (ctBytes.length >> 8) & 0xff
+  frame[1] = ctBytes.length & 0xff
+  frame.set(ctBytes, 2)
+  frame.set(content, 2 + ctBytes.length)
+  return frame
+}
+
+/** The inverse of {@link frameContent}. */
+export function unframeContent(frame) {
+  const ctLen = (frame[0] << 8) | frame[1]
+  const contentType = new TextDecoder().decode(frame.subarray(2, 2 + ctLen))
+  const content = frame.subarray(2 + ctLen)
+  return { content, contentType }
+}

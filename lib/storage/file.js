@@ -1,0 +1,89 @@
+// FileStorage: offloaded blocks as files in one directory with the SDK's file names,
+// written crash-safely in Rust, and the SDK's `LocalFileStorage` layout for the unified
+// storage interface in the same directory.
+import { NAMESPACED } from '../sdk.js'
+import { asUint8Array, native, toBytes } from '../native.js'
+import { NATIVE, NativeBackedStorage, PLUGIN_VIEW, kvCall } from './native-backed.js'
+import { normalizePrefix } from './unified.js'
+
+/**
+ * Offloaded content as files in one directory, with the SDK's file names
+ * (`<ms>_<n>_<key><ext>`). Each file is written atomically; content types are kept
+ * in an append-only journal (and read from the SDK's `.metadata.json`), so they
+ * survive restarts and concurrent writers. `retrieve` never reads outside the directory.
+ */
+export class FileStorage extends NativeBackedStorage {
+  #artifactDir
+  #durable
+
+  /**
+   * @param {string | { artifactDir?: string, durable?: boolean }} [options='./artifacts']
+   *   the directory, or options; `durable: true` fsyncs each file and the directory.
+   */
+  constructor(options = './artifacts') {
+    const artifactDir = typeof options === 'string' ? options : (options?.artifactDir ?? './artifacts')
+    const durable = typeof options === 'object' && options !== null ? Boolean(options.durable) : false
+    if (typeof artifactDir !== 'string' || artifactDir.length === 0) {
+      throw new TypeError('FileStorage artifactDir must be a non-empty string')
+    }
+    super(native.NativeStore.file(artifactDir, durable), false)
+    this.#artifactDir = artifactDir
+    this.#durable = durable
+  }
+
+  /** The directory artifacts are written to, as given. */
+  get artifactDir() {
+    return this.#artifactDir
+  }
+
+  /**
+   * Unified storage: a view rooted at `<dir>/<prefix>`, as the SDK's
+   * `LocalFileStorage.namespace` (keys and error messages relative to it; composable).
+   * @param {string} prefix
+   */
+  namespace(prefix) {
+    const normalized = normalizePrefix(prefix)
+    return fileNamespaceView(this[NATIVE], normalized)
+  }
+
+  /**
+   * A storage on the same directory with its own counter and the SDK plugin's
+   * reference form (`<dir>/<file>`), as the SDK's per-agent FileStorage has.
+   * @internal
+   */
+  _pluginView() {
+    const view = new FileStorage({ artifactDir: this.#artifactDir, durable: this.#durable })
+    view[PLUGIN_VIEW] = true
+    return view
+  }
+}
+
+/**
+ * A namespaced view of a native file store: the directory `<dir>/<scope>`, with keys,
+ * listings and error messages relative to it (what the SDK's `LocalFileStorage`
+ * namespace returns). Confinement and reserved names are checked from the root.
+ */
+function fileNamespaceView(nativeStore, scope) {
+  const view = {
+    async write(key, data) {
+      const bytes = toBytes(data)
+      await kvCall(() => nativeStore.kvWrite(key, bytes, scope))
+    },
+    async read(key) {
+      const value = await kvCall(() => nativeStore.kvRead(key, scope))
+      return value === null ? null : asUint8Array(value)
+    },
+    async delete(key) {
+      await kvCall(() => nativeStore.kvDelete(key, scope))
+    },
+    async list(prefix) {
+      return kvCall(() => nativeStore.kvList(prefix, scope))
+    },
+    namespace(sub) {
+      const normalized = normalizePrefix(sub)
+      return fileNamespaceView(nativeStore, normalized ? `${scope}/${normalized}` : scope)
+    },
+  }
+  Object.defineProperty(view, NAMESPACED, { value: true })
+  return view
+}

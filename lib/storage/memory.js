@@ -1,0 +1,80 @@
+// InMemoryStorage: offloaded blocks in native memory (not on the V8 heap), with the
+// SDK's turn-based eviction, and the SDK's unified storage on a native map beside them.
+import { logger, EPHEMERAL } from '../sdk.js'
+import { native } from '../native.js'
+import { NATIVE, NativeBackedStorage } from './native-backed.js'
+
+/**
+ * The native eviction window for a JavaScript one. Entries are evicted when
+ * `lastAccess < cycle - n`; for integer cycles that equals `lastAccess < cycle - floor(n)`.
+ */
+function nativeCycles(n) {
+  return n === null || !Number.isFinite(n) ? null : Math.floor(n)
+}
+
+/**
+ * Offloaded content kept in native memory (not on the V8 heap), with the SDK's
+ * turn-based eviction: entries not stored or retrieved within `evictAfterTurns`
+ * agent cycles are dropped. References look like `mem_<n>_<key>`.
+ */
+export class InMemoryStorage extends NativeBackedStorage {
+  /** The SDK's default eviction window, in agent cycles. */
+  static DEFAULT_EVICT_AFTER_TURNS = 20
+  #evictAfterTurns
+  #boundAgent = null;
+  /** Content does not survive a restart (as the SDK's unified InMemoryStorage). */
+  [EPHEMERAL] = true
+
+  /** @param {number | null} [evictAfterTurns=20] - idle cycles before eviction; `null` disables. */
+  constructor(evictAfterTurns = InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
+    if (evictAfterTurns !== null && evictAfterTurns < 1) {
+      throw new Error('evictAfterTurns must be a positive integer')
+    }
+    super(native.NativeStore.memory(nativeCycles(evictAfterTurns)), false)
+    this.#evictAfterTurns = evictAfterTurns
+  }
+
+  /** Removes all stored content (offloaded blocks and unified-storage values). */
+  clear() {
+    this[NATIVE].clear()
+    this[NATIVE].kvClear()
+  }
+
+  /** Number of entries held. */
+  get size() {
+    return this[NATIVE].size
+  }
+
+  /** Total bytes of content held in native memory. */
+  get byteLength() {
+    return this[NATIVE].byteLength
+  }
+
+  /**
+   * Claims this storage for one agent and adopts the plugin's eviction window unless
+   * one was set at construction (as the SDK's InMemoryStorage does).
+   * @internal
+   */
+  _bind(agent, evictAfterCycles) {
+    if (this.#boundAgent === null) {
+      this.#boundAgent = new WeakRef(agent)
+    } else if (this.#boundAgent.deref() !== agent) {
+      throw new Error(
+        'InMemoryStorage cannot be shared across multiple agents. ' + 'Use a separate InMemoryStorage instance per agent.',
+      )
+    }
+    if (evictAfterCycles !== undefined && this.#evictAfterTurns === InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
+      this.#evictAfterTurns = evictAfterCycles
+      this[NATIVE].setEvictAfter(nativeCycles(evictAfterCycles))
+    }
+  }
+
+  /**
+   * Sets the current cycle and evicts idle entries. Called by the plugin before each model call.
+   * @internal
+   */
+  _evict(cycle) {
+    const evicted = this[NATIVE].evict(cycle)
+    if (evicted > 0) logger.debug(`evicted=<${evicted}>, cycle=<${cycle}> | stale entries removed`)
+  }
+}

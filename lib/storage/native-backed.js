@@ -1,0 +1,114 @@
+// The base of our three storages: one native store behind both of the SDK's storage
+// interfaces, the offloader's (`store`/`retrieve`) and the unified one (`write`/`read`/
+// `delete`/`list`/`namespace`, keys normalised natively as the SDK's `normalizeKey`).
+import { StorageError } from '@strands-agents/sdk'
+import { asUint8Array, toBytes } from '../native.js'
+import { namespaceView } from './unified.js'
+
+/** Internal handle of our storages: the native store behind them. */
+export const NATIVE = Symbol('context-offloader.native')
+/** Internal: whether references are spelled as the SDK's plugin spells them (`<dir>/<file>`). */
+export const PLUGIN_VIEW = Symbol('context-offloader.pluginView')
+
+/**
+ * The SDK's `StorageError` for a failed key-value operation of the native store. Native
+ * messages are `<SDK message>\0<OS error or nothing>`; the SDK message may contain NUL
+ * itself (keys may), the OS error never does, so the split is at the last NUL.
+ */
+function toStorageError(err) {
+  const text = String(err?.message ?? err)
+  const split = text.lastIndexOf('\u0000')
+  if (split < 0) return new StorageError(text, { cause: err })
+  const cause = text.slice(split + 1)
+  return new StorageError(text.slice(0, split), cause ? { cause: new Error(cause) } : undefined)
+}
+
+/** Runs a native key-value call, rethrowing its failure as the SDK's `StorageError`. */
+export async function kvCall(run) {
+  try {
+    return await run()
+  } catch (err) {
+    throw toStorageError(err)
+  }
+}
+
+/**
+ * Shared implementation of the native-backed storages: the offloader interface
+ * (`store`/`retrieve`) and the SDK's unified `Storage` (`write`/`read`/`delete`/
+ * `list`/`namespace`), with keys normalised natively as the SDK's `normalizeKey`.
+ */
+export class NativeBackedStorage {
+  constructor(nativeStore, concatenated) {
+    Object.defineProperty(this, NATIVE, { value: nativeStore })
+    Object.defineProperty(this, PLUGIN_VIEW, { value: concatenated, writable: true })
+  }
+
+  /**
+   * Stores one content block and returns its reference.
+   * @param {string} key - A unique key for this content block.
+   * @param {Uint8Array} content - The raw bytes.
+   * @param {string} [contentType='text/plain'] - MIME type, kept with the content.
+   */
+  async store(key, content, contentType = 'text/plain') {
+    const nativeStore = this[NATIVE]
+    const args = [String(key), toBytes(content), String(contentType), this[PLUGIN_VIEW]]
+    const outcome = nativeStore.storeBytesNow(...args) ?? (await nativeStore.storeBytes(...args))
+    return outcome.reference
+  }
+
+  /**
+   * Retrieves a block by reference; rejects with `Reference not found: <ref>` when unknown.
+   * @param {string} reference
+   */
+  async retrieve(reference) {
+    const outcome = await this[NATIVE].retrieve(String(reference))
+    return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
+  }
+
+  /**
+   * Unified storage: stores `data` under `key`, replacing any value (bytes are copied).
+   * @param {string} key
+   * @param {Uint8Array} data
+   */
+  async write(key, data) {
+    const nativeStore = this[NATIVE]
+    const bytes = toBytes(data)
+    await kvCall(async () => {
+      if (!nativeStore.kvWriteNow(key, bytes)) await nativeStore.kvWrite(key, bytes)
+    })
+  }
+
+  /**
+   * Unified storage: the bytes under `key` (a copy), or `null`.
+   * @param {string} key
+   */
+  async read(key) {
+    const value = await kvCall(() => this[NATIVE].kvRead(key))
+    return value === null ? null : asUint8Array(value)
+  }
+
+  /**
+   * Unified storage: removes `key` (no-op when missing).
+   * @param {string} key
+   */
+  async delete(key) {
+    await kvCall(() => this[NATIVE].kvDelete(key))
+  }
+
+  /**
+   * Unified storage: the full keys starting with `prefix`, sorted.
+   * @param {string} prefix
+   */
+  async list(prefix) {
+    return kvCall(() => this[NATIVE].kvList(prefix))
+  }
+
+  /**
+   * Unified storage: a view with every key under `prefix` (composable; marked as
+   * namespaced, as the SDK's views are).
+   * @param {string} prefix
+   */
+  namespace(prefix) {
+    return namespaceView(this, prefix)
+  }
+}

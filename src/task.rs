@@ -1,0 +1,41 @@
+//! [`Work`]: one generic `Task` for blocking work on the libuv worker pool.
+//!
+//! A binding method checks and converts its arguments on the JavaScript
+//! thread, then hands a closure to [`on_worker`]; the closure runs on a
+//! worker thread and its value is handed to JavaScript as is.
+
+use napi::bindgen_prelude::*;
+
+/// The closure a [`Work`] runs.
+type Job<T> = Box<dyn FnOnce() -> Result<T> + Send>;
+
+/// Blocking work whose result JavaScript receives unchanged.
+pub struct Work<T> {
+  job: Option<Job<T>>,
+}
+
+impl<T> Task for Work<T>
+where
+  T: ToNapiValue + TypeName + Send + 'static,
+{
+  type Output = T;
+  type JsValue = T;
+
+  fn compute(&mut self) -> Result<T> {
+    let job = self.job.take().ok_or_else(|| Error::new(Status::GenericFailure, "a worker task ran twice"))?;
+    job()
+  }
+
+  fn resolve(&mut self, _env: Env, output: T) -> Result<T> {
+    Ok(output)
+  }
+}
+
+/// A promise of `job`'s value, computed on a libuv worker thread.
+pub fn on_worker<T, F>(job: F) -> AsyncTask<Work<T>>
+where
+  T: ToNapiValue + TypeName + Send + 'static,
+  F: FnOnce() -> Result<T> + Send + 'static,
+{
+  AsyncTask::new(Work { job: Some(Box::new(job)) })
+}
