@@ -38,8 +38,15 @@ impl TempNames {
     ///
     /// `separator` must not be empty (it delimits the target's name).
     #[must_use]
-    pub const fn around_target(lead: &'static str, separator: &'static str, tail: &'static str) -> Self {
-        assert!(!separator.is_empty(), "a separator delimits the target's name");
+    pub const fn around_target(
+        lead: &'static str,
+        separator: &'static str,
+        tail: &'static str,
+    ) -> Self {
+        assert!(
+            !separator.is_empty(),
+            "a separator delimits the target's name"
+        );
         Self {
             lead,
             with_target: true,
@@ -56,7 +63,12 @@ impl TempNames {
         if self.with_target {
             name.push(target_name);
         }
-        name.push(format!("{}{}-{seq}{}", self.separator, std::process::id(), self.tail));
+        name.push(format!(
+            "{}{}-{seq}{}",
+            self.separator,
+            std::process::id(),
+            self.tail
+        ));
         name
     }
 
@@ -84,7 +96,8 @@ impl TempNames {
 /// `<digits>-<digits>`.
 fn is_unique_part(s: &str) -> bool {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    s.split_once('-').is_some_and(|(pid, seq)| digits(pid) && digits(seq))
+    s.split_once('-')
+        .is_some_and(|(pid, seq)| digits(pid) && digits(seq))
 }
 
 #[cfg(test)]
@@ -107,19 +120,38 @@ mod tests {
             }
         }
         let hidden = HIDDEN.fresh(OsStr::new("a.json")).into_string().unwrap();
-        assert!(hidden.starts_with(".a.json.") && hidden.ends_with(".tmp"), "{hidden}");
+        assert!(
+            hidden.starts_with(".a.json.") && hidden.ends_with(".tmp"),
+            "{hidden}"
+        );
         let marked = MARKED.fresh(OsStr::new("k")).into_string().unwrap();
         assert!(marked.starts_with("k.__strands_tmp_"), "{marked}");
         let plain = PLAIN.fresh(OsStr::new("ignored")).into_string().unwrap();
-        assert!(plain.starts_with(".tmp-") && !plain.contains("ignored"), "{plain}");
+        assert!(
+            plain.starts_with(".tmp-") && !plain.contains("ignored"),
+            "{plain}"
+        );
     }
 
     #[test]
     fn other_names_are_not_recognised() {
-        for name in ["snapshot_latest.json.tmp", ".snapshot_latest.json.tmp", ".x.1-.tmp", "..1-2.tmp", ".x.a-2.tmp"] {
+        for name in [
+            "snapshot_latest.json.tmp",
+            ".snapshot_latest.json.tmp",
+            ".x.1-.tmp",
+            "..1-2.tmp",
+            ".x.a-2.tmp",
+        ] {
             assert!(!HIDDEN.matches(name), "{name}");
         }
-        for name in [".tmp-", ".tmp-1", ".tmp-1-x", ".tmp-x-1", "tmp-1-2", ".tmp-1-2-3"] {
+        for name in [
+            ".tmp-",
+            ".tmp-1",
+            ".tmp-1-x",
+            ".tmp-x-1",
+            "tmp-1-2",
+            ".tmp-1-2-3",
+        ] {
             assert!(!PLAIN.matches(name), "{name}");
         }
         for name in ["k.__strands_tmp_0b9c2f1e-uuid", "k", ".__strands_tmp_1-2"] {

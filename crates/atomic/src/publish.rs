@@ -121,7 +121,10 @@ mod tests {
         #[cfg(unix)]
         {
             let err = sync_dir(&missing).unwrap_err();
-            assert_eq!((err.step, err.kind()), (Step::SyncDirectory, io::ErrorKind::NotFound));
+            assert_eq!(
+                (err.step, err.kind()),
+                (Step::SyncDirectory, io::ErrorKind::NotFound)
+            );
             assert_eq!(err.path, missing);
         }
         sync_dir(dir.path()).unwrap();

@@ -29,7 +29,12 @@ impl TempFile {
     /// # Errors
     ///
     /// [`Step::CreateTemp`] or [`Step::Write`] with the OS error.
-    pub fn in_dir(dir: &Path, names: &TempNames, content: &[u8], durable: bool) -> Result<Self, Error> {
+    pub fn in_dir(
+        dir: &Path,
+        names: &TempNames,
+        content: &[u8],
+        durable: bool,
+    ) -> Result<Self, Error> {
         create(dir, OsStr::new(""), names, content, durable)
     }
 
@@ -40,7 +45,12 @@ impl TempFile {
     /// # Errors
     ///
     /// [`Step::CreateTemp`] or [`Step::Write`] with the OS error.
-    pub fn beside(target: &Path, names: &TempNames, content: &[u8], durable: bool) -> Result<Self, Error> {
+    pub fn beside(
+        target: &Path,
+        names: &TempNames,
+        content: &[u8],
+        durable: bool,
+    ) -> Result<Self, Error> {
         let dir = target.parent().unwrap_or(Path::new("."));
         let name = target.file_name().unwrap_or_default();
         create(dir, name, names, content, durable)
@@ -88,13 +98,21 @@ impl TempFile {
 }
 
 /// Creates a fresh temporary file in `dir` and writes `content` to it.
-fn create(dir: &Path, target_name: &OsStr, names: &TempNames, content: &[u8], durable: bool) -> Result<TempFile, Error> {
+fn create(
+    dir: &Path,
+    target_name: &OsStr,
+    names: &TempNames,
+    content: &[u8],
+    durable: bool,
+) -> Result<TempFile, Error> {
     let mut attempt = 0;
     let (path, file) = loop {
         let path = dir.join(names.fresh(target_name));
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(file) => break (path, file),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < NAME_ATTEMPTS => attempt += 1,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < NAME_ATTEMPTS => {
+                attempt += 1
+            }
             Err(e) => return Err(Error::new(Step::CreateTemp, path, e)),
         }
     };
@@ -139,7 +157,13 @@ impl Staged {
     ///
     /// [`Step::CreateTemp`] or [`Step::Write`] with the OS error (a missing
     /// `dir` is [`io::ErrorKind::NotFound`]).
-    pub fn in_dir(dir: &Path, names: &TempNames, content: &[u8], durable: bool, unnamed: bool) -> Result<Self, Error> {
+    pub fn in_dir(
+        dir: &Path,
+        names: &TempNames,
+        content: &[u8],
+        durable: bool,
+        unnamed: bool,
+    ) -> Result<Self, Error> {
         #[cfg(target_os = "linux")]
         if unnamed {
             if let Some(file) = unnamed_file(dir, content, durable)? {
@@ -161,7 +185,8 @@ impl Staged {
     pub fn publish_new(&self, target: &Path) -> Result<bool, Error> {
         match self {
             #[cfg(target_os = "linux")]
-            Staged::Unnamed(file) => crate::publish::link_unnamed(file, target).map_err(|e| Error::new(Step::Publish, target, e)),
+            Staged::Unnamed(file) => crate::publish::link_unnamed(file, target)
+                .map_err(|e| Error::new(Step::Publish, target, e)),
             Staged::Named(temp) => temp.publish_new(target),
         }
     }
@@ -188,12 +213,19 @@ fn unnamed_file(dir: &Path, content: &[u8], durable: bool) -> Result<Option<File
         .open(dir);
     let file = match opened {
         Ok(file) => file,
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOSYS)) => {
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOSYS)
+            ) =>
+        {
             return Ok(None)
         }
         Err(e) => return Err(Error::new(Step::CreateTemp, dir, e)),
     };
-    let kept = file.try_clone().map_err(|e| Error::new(Step::CreateTemp, dir, e))?;
+    let kept = file
+        .try_clone()
+        .map_err(|e| Error::new(Step::CreateTemp, dir, e))?;
     fill(file, content, durable).map_err(|e| Error::new(Step::Write, dir, e))?;
     Ok(Some(kept))
 }
@@ -260,7 +292,11 @@ mod tests {
             assert!(staged.publish_new(&other).unwrap());
             drop(staged);
             assert_eq!(fs::read(&other).unwrap(), b"second");
-            assert_eq!(names_in(dir.path()), ["a.txt", "b.txt"], "unnamed={unnamed}");
+            assert_eq!(
+                names_in(dir.path()),
+                ["a.txt", "b.txt"],
+                "unnamed={unnamed}"
+            );
         }
     }
 
@@ -268,13 +304,17 @@ mod tests {
     fn discarded_content_never_reaches_the_target() {
         for unnamed in [true, false] {
             let dir = tempfile::tempdir().unwrap();
-            Staged::in_dir(dir.path(), &PLAIN, b"gone", false, unnamed).unwrap().discard();
+            Staged::in_dir(dir.path(), &PLAIN, b"gone", false, unnamed)
+                .unwrap()
+                .discard();
             assert!(names_in(dir.path()).is_empty(), "unnamed={unnamed}");
         }
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("x.json");
         fs::write(&target, "old").unwrap();
-        TempFile::beside(&target, &HIDDEN, b"new", false).unwrap().discard();
+        TempFile::beside(&target, &HIDDEN, b"new", false)
+            .unwrap()
+            .discard();
         assert_eq!(fs::read_to_string(&target).unwrap(), "old");
         assert_eq!(names_in(dir.path()), ["x.json"]);
     }
@@ -285,8 +325,15 @@ mod tests {
         let missing = dir.path().join("missing");
         for unnamed in [true, false] {
             let err = Staged::in_dir(&missing, &PLAIN, b"x", false, unnamed).unwrap_err();
-            assert_eq!((err.step, err.kind()), (Step::CreateTemp, io::ErrorKind::NotFound));
-            assert!(err.to_string().starts_with("failed to create temporary file "), "{err}");
+            assert_eq!(
+                (err.step, err.kind()),
+                (Step::CreateTemp, io::ErrorKind::NotFound)
+            );
+            assert!(
+                err.to_string()
+                    .starts_with("failed to create temporary file "),
+                "{err}"
+            );
         }
         assert!(!missing.exists());
     }

@@ -49,7 +49,11 @@ mod tests {
 
     fn age(path: &Path, by: Duration) {
         let past = SystemTime::now() - by;
-        let file = if path.is_dir() { File::open(path) } else { File::options().write(true).open(path) };
+        let file = if path.is_dir() {
+            File::open(path)
+        } else {
+            File::options().write(true).open(path)
+        };
         file.unwrap().set_modified(past).unwrap();
     }
 
@@ -73,7 +77,13 @@ mod tests {
         assert!(fresh.exists());
         assert!(sdk_temp.exists(), "files of other writers are left alone");
         assert!(data.exists());
-        assert!(dir.path().join(".dir.1-3.tmp").is_dir(), "directories are left alone");
-        assert_eq!(sweep_stale(&dir.path().join("missing"), &HIDDEN, STALE_AFTER), 0);
+        assert!(
+            dir.path().join(".dir.1-3.tmp").is_dir(),
+            "directories are left alone"
+        );
+        assert_eq!(
+            sweep_stale(&dir.path().join("missing"), &HIDDEN, STALE_AFTER),
+            0
+        );
     }
 }
