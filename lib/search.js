@@ -23,7 +23,8 @@ function searchQueryOf(input) {
 /** The tool's answer for a native search outcome: the output, an error, or the binary-content notice. */
 function searchAnswer(outcome) {
   if (outcome.output != null) return outcome.output
-  if (outcome.error != null) return `Error: ${outcome.error}`
+  // The native message is addressed to the model and starts with `Error: ` itself.
+  if (outcome.error != null) return outcome.error
   return (
     `Error: cannot search binary content (${outcome.contentType}). ` +
     'Omit pattern/line_range/context_lines to retrieve the full content.'

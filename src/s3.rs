@@ -15,7 +15,7 @@ use offload_storage::NewBlob;
 
 use crate::error::to_js_error;
 use crate::kv::kv_error;
-use crate::search::{run_query, SearchOutcome, SearchQuery};
+use crate::search::{run_query, run_search, SearchOutcome, SearchQuery};
 use crate::store::{RetrieveOutcome, StoreOutcome};
 use crate::text::NativeText;
 
@@ -192,9 +192,7 @@ impl NativeS3Store {
   #[napi]
   pub async fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
     let blob = self.store.retrieve(&reference).await.map_err(to_js_error)?;
-    spawn_blocking(move || run_query(&blob.content, blob.content_type, &query, max_chars))
-      .await
-      .map_err(|e| Error::new(Status::GenericFailure, format!("search task failed: {e}")))
+    run_search(move || Ok(run_query(&blob.content, blob.content_type, &query, max_chars))).await
   }
 
   /// Number of unfinished multipart uploads under the prefix (for checks and tests).

@@ -1,10 +1,29 @@
 //! Retrieval search over bytes that already live in native memory or were handed in once.
+//!
+//! Searches run on their own threads (Tokio's blocking pool), at most one per
+//! core at a time ([`run_search`]): however many the agents start, they never
+//! occupy the libuv pool that file I/O and every other worker task share, and
+//! a search waiting for its turn holds no thread.
+
+use std::sync::LazyLock;
 
 use napi::bindgen_prelude::*;
+use napi::tokio::sync::Semaphore;
 use napi_derive::napi;
 use offload_search::{decode_text, is_searchable_content, run_retrieval_query, LineRange, RetrievalQuery};
 
-use crate::task::{on_worker, Work};
+/// Searches allowed to run at once: one per core (at least two).
+static SEARCH_SLOTS: LazyLock<Semaphore> = LazyLock::new(|| {
+  let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+  Semaphore::new(cores.max(2))
+});
+
+/// Runs a search `job` on a blocking thread once a search slot is free. A
+/// panic in the job rejects with an error instead of crossing into JavaScript.
+pub(crate) async fn run_search<T: Send + 'static>(job: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+  let _slot = SEARCH_SLOTS.acquire().await.map_err(|_| Error::from_reason("the search pool is closed"))?;
+  spawn_blocking(job).await.map_err(|e| Error::from_reason(format!("search task failed: {e}")))?
+}
 
 /// The retrieval tool's search arguments, already validated by the tool's schema.
 #[napi(object)]
@@ -63,8 +82,8 @@ pub fn run_query(content: &[u8], content_type: String, query: &SearchQuery, max_
   }
 }
 
-/// Searches `content` (of type `contentType`) on a worker thread.
-#[napi(ts_return_type = "Promise<SearchOutcome>")]
-pub fn search_bytes(content: Uint8Array, content_type: String, query: SearchQuery, max_chars: u32) -> AsyncTask<Work<SearchOutcome>> {
-  on_worker(move || Ok(run_query(&content, content_type, &query, max_chars)))
+/// Searches `content` (of type `contentType`) on a search thread.
+#[napi]
+pub async fn search_bytes(content: Uint8Array, content_type: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
+  run_search(move || Ok(run_query(&content, content_type, &query, max_chars))).await
 }

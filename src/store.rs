@@ -12,7 +12,7 @@ use napi_derive::napi;
 use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, NewBlob, ReferenceStyle};
 
 use crate::error::to_js_error;
-use crate::search::{run_query, SearchOutcome, SearchQuery};
+use crate::search::{run_query, run_search, SearchOutcome, SearchQuery};
 use crate::offload::EncodedText;
 use crate::task::{on_worker, Work};
 use crate::text::{NativeText, PendingText};
@@ -276,12 +276,13 @@ impl NativeStore {
 
   /// Searches a stored block without copying it into JavaScript.
   #[napi(ts_return_type = "Promise<SearchOutcome>")]
-  pub fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> AsyncTask<Work<SearchOutcome>> {
+  pub async fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
     let backend = self.backend.clone();
-    on_worker(move || {
+    run_search(move || {
       let blob = backend.retrieve(&reference)?;
       Ok(run_query(&blob.content, blob.content_type, &query, max_chars))
     })
+    .await
   }
 
   /// In-memory only: advances the agent cycle and evicts idle entries; returns how many.

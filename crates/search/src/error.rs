@@ -25,6 +25,16 @@ pub enum SearchError {
         /// The time budget in seconds.
         seconds: u64,
     },
+    /// A linear-engine pattern whose work on this content would be out of
+    /// bounds (each character would cost thousands of steps).
+    #[error("Error: the pattern is too expensive to run on this content (counted repetitions such as [ab]{{1000}} make every character cost thousands of steps); use smaller repetition counts or a plain keyword, or narrow the search with line_range.")]
+    TooExpensive,
+    /// A search ran out of time (or would have, at the rate it was going).
+    #[error("Error: the search would take longer than {seconds} seconds on this content; use a simpler pattern or a plain keyword, or narrow the search with line_range.")]
+    Deadline {
+        /// The time budget in seconds.
+        seconds: u64,
+    },
     /// A lookbehind whose body can match strings of different lengths.
     #[error("Error: variable-length lookbehind is not supported (for example (?<=a+) or (?<=\\w*)); use a fixed-length lookbehind such as (?<=ab) or (?<=a|bc), or drop the lookbehind and match the text directly.")]
     UnsupportedLookbehind,

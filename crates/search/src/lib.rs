@@ -10,9 +10,11 @@
 //! expression (non-unicode, Annex B) and translated to Rust with JavaScript
 //! meanings (`\d`, `\w`, `\b` are ASCII; `\s` is the JavaScript whitespace
 //! set; `.` excludes `\n`, `\r`, U+2028 and U+2029; `^`/`$` anchor the line).
-//! Patterns without look-around or back-references run on the linear-time
-//! `regex` engine; the rest run on `fancy-regex` with a backtracking step
-//! limit per line and an overall time budget, reported as [`SearchError`].
+//! Patterns without look-around or back-references run on a linear-time
+//! lazy DFA that gives up instead of spending minutes on patterns whose
+//! states explode (see [`linear`]); the rest run on `fancy-regex` with a
+//! backtracking step limit per line. Every search has a time budget
+//! ([`deadline`]); what cannot run safely is reported as [`SearchError`].
 //!
 //! # Known divergences from JavaScript
 //!
@@ -37,8 +39,9 @@
 //!   limits (for example `(?:\w{1000}){1000}`) are reported as
 //!   [`SearchError::PatternTooLarge`]; look-around/back-reference patterns
 //!   that backtrack more than [`matcher::BACKTRACK_LIMIT`] steps on one line,
-//!   or run longer than [`matcher::BACKTRACK_TIME_BUDGET`] in total, are
-//!   reported instead of hanging. Repetition counts too large for V8 (more
+//!   linear patterns whose work on the content is out of bounds
+//!   ([`SearchError::TooExpensive`]), and searches that would run longer
+//!   than [`deadline::SEARCH_TIME_BUDGET`] are reported instead of hanging. Repetition counts too large for V8 (more
 //!   than 2^32 - 1) are treated as unbounded maxima.
 //! * **Group names** use an approximation of Unicode `ID_Start` /
 //!   `ID_Continue` (alphabetic / alphanumeric plus `$`, `_`, ZWNJ, ZWJ and
@@ -46,10 +49,12 @@
 //! * **Line ranges** are taken as validated by the tool schema (`>= 1`); a
 //!   start of 0 behaves like 1.
 
+pub mod deadline;
 pub mod decode;
 pub mod error;
 pub mod format;
 pub mod js_regex;
+pub mod linear;
 pub mod lines;
 pub mod matcher;
 pub mod search;

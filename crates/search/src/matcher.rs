@@ -1,29 +1,29 @@
 //! Finding the lines that match a prepared pattern, with bounded work.
 //!
 //! * Literal fallbacks use `memchr::memmem` over the whole scope.
-//! * Linear-engine patterns run once over the whole scope in multi-line mode
-//!   (they cannot match `'\n'`, so matches never span lines); after each
-//!   match the search resumes at the next line.
+//! * Linear-engine patterns run over the scope in multi-line mode (they
+//!   cannot match `'\n'`, so matches never span lines) on a lazy DFA with
+//!   bounded work (see [`crate::linear`]); after each match the search
+//!   resumes at the next line.
 //! * Backtracking patterns (look-around, back-references) run per line with
-//!   a backtracking step limit and an overall time budget.
-
-use std::time::{Duration, Instant};
+//!   a backtracking step limit.
+//!
+//! Every search but the literal one (linear in the text) checks its
+//! [`Deadline`] as it goes.
 
 use memchr::memmem;
 
+use crate::deadline::Deadline;
 use crate::error::SearchError;
 use crate::js_regex::Plan;
+use crate::linear::{one_line, LinearMatcher};
 use crate::lines::LineIndex;
 
-/// Size limit for compiled linear-engine programs (bytes).
-pub const REGEX_SIZE_LIMIT: usize = 32 << 20;
-/// Size limit for the linear engine's lazy DFA cache (bytes).
-pub const DFA_SIZE_LIMIT: usize = 16 << 20;
+pub use crate::linear::{DFA_SIZE_LIMIT, REGEX_SIZE_LIMIT};
+
 /// Backtracking steps allowed per line for look-around/back-reference
 /// patterns.
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
-/// Total time allowed for a backtracking search over all lines.
-pub const BACKTRACK_TIME_BUDGET: Duration = Duration::from_secs(20);
 
 /// A compiled line matcher.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ pub enum Matcher {
     /// Substring search.
     Literal(memmem::Finder<'static>),
     /// Linear-time regular expression.
-    Linear(regex::Regex),
+    Linear(LinearMatcher),
     /// Backtracking regular expression, with an optional linear-time
     /// prefilter matching a superset of its lines.
     Backtracking {
@@ -56,7 +56,7 @@ impl Matcher {
                 source,
                 backtracking: false,
                 ..
-            } => build_linear(source).map(Matcher::Linear),
+            } => LinearMatcher::new(source).map(Matcher::Linear),
             Plan::Regex {
                 source,
                 backtracking: true,
@@ -78,11 +78,18 @@ impl Matcher {
 
     /// Appends to `out`, in increasing order, the indices of the lines in
     /// `first..=last` that match.
+    ///
+    /// # Errors
+    ///
+    /// What a pattern that cannot be run safely on this content reports
+    /// ([`SearchError::TooExpensive`], [`SearchError::Deadline`],
+    /// [`SearchError::TooMuchBacktracking`], ...).
     pub fn matching_lines(
         &self,
         lines: &LineIndex<'_>,
         first: usize,
         last: usize,
+        deadline: &Deadline,
         out: &mut Vec<usize>,
     ) -> Result<(), SearchError> {
         if first > last || last >= lines.count() {
@@ -108,17 +115,13 @@ impl Matcher {
                 }
                 Ok(())
             }
-            Matcher::Linear(re) => {
-                linear_lines(re, lines, first, last, out);
-                Ok(())
-            }
+            Matcher::Linear(linear) => linear.matching_lines(lines, first, last, deadline, out),
             Matcher::Backtracking { exact, prefilter } => {
                 // (line, offset in the line where a match may start)
                 let candidates: Vec<(usize, usize)> = match prefilter {
                     Some(pre) => candidate_starts(pre, lines, first, last),
                     None => (first..=last).map(|i| (i, 0)).collect(),
                 };
-                let started = Instant::now();
                 for (n, &(i, from)) in candidates.iter().enumerate() {
                     match exact.find_from_pos(lines.line(i), from) {
                         Ok(Some(_)) => out.push(i),
@@ -133,9 +136,9 @@ impl Matcher {
                             return Err(SearchError::Compile(one_line(&other.to_string())))
                         }
                     }
-                    if n % 64 == 63 && started.elapsed() > BACKTRACK_TIME_BUDGET {
+                    if n % 64 == 63 && deadline.check(n + 1, candidates.len()).is_err() {
                         return Err(SearchError::TimeBudgetExceeded {
-                            seconds: BACKTRACK_TIME_BUDGET.as_secs(),
+                            seconds: crate::deadline::SEARCH_TIME_BUDGET.as_secs(),
                         });
                     }
                 }
@@ -145,31 +148,7 @@ impl Matcher {
     }
 }
 
-/// Lines in `first..=last` where the linear regex `re` matches: one search
-/// over the whole scope, resuming at the next line after each match.
-fn linear_lines(
-    re: &regex::Regex,
-    lines: &LineIndex<'_>,
-    first: usize,
-    last: usize,
-    out: &mut Vec<usize>,
-) {
-    let hay = &lines.text()[..lines.end(last)];
-    let mut pos = lines.start(first);
-    while pos <= hay.len() {
-        let Some(end) = re.shortest_match_at(hay, pos) else {
-            break;
-        };
-        let line = lines.line_of(end);
-        out.push(line);
-        if line >= last {
-            break;
-        }
-        pos = lines.start(line + 1);
-    }
-}
-
-/// Like [`linear_lines`], but also reports where in each line the leftmost
+/// Lines in `first..=last` where the linear regex `re` matches, with in each line the leftmost
 /// match starts. A pattern whose relaxation is `re` cannot match that line
 /// any earlier, so the exact search may begin there.
 fn candidate_starts(
@@ -221,7 +200,3 @@ fn map_fancy_error(e: fancy_regex::Error) -> SearchError {
     }
 }
 
-/// Collapses a multi-line engine message into one line.
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}

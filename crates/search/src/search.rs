@@ -1,5 +1,6 @@
 //! `searchContent` and the retrieval tool's argument handling.
 
+use crate::deadline::Deadline;
 use crate::error::SearchError;
 use crate::format;
 use crate::js_regex;
@@ -136,7 +137,7 @@ fn search_by_pattern(
 ) -> Result<String, SearchError> {
     let matcher = Matcher::new(&js_regex::plan(pattern))?;
     let mut matches = Vec::new();
-    matcher.matching_lines(lines, first, last, &mut matches)?;
+    matcher.matching_lines(lines, first, last, &Deadline::default(), &mut matches)?;
     if matches.is_empty() {
         return Ok(format!(
             "No matches found for pattern '{pattern}'{scope_label} (searched {} lines).",

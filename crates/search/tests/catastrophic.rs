@@ -118,3 +118,45 @@ fn huge_single_line_is_truncated() {
             + "\n\n[output truncated, narrow your search]".len()
     );
 }
+
+/// A counted repetition makes the lazy DFA build a state for nearly every
+/// byte; over a megabyte the search must answer (or refuse) at once instead of
+/// simulating a 20,000-state NFA over every byte (about 37 s before).
+#[test]
+fn counted_repetition_over_a_megabyte_is_bounded() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut ab = |n: usize| -> String {
+        (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                if seed & 1 == 0 { 'a' } else { 'b' }
+            })
+            .collect()
+    };
+    let one_line = ab(1 << 20);
+    let many_lines: String = (0..(1 << 20) / 101).map(|_| ab(100) + "\n").collect();
+    for text in [&one_line, &many_lines] {
+        let started = std::time::Instant::now();
+        let out = run(text, "a[ab]{10000}[^ab]");
+        assert!(
+            matches!(out, Err(SearchError::TooExpensive | SearchError::Deadline { .. }))
+                || out.as_deref().is_ok_and(|o| o.starts_with("No matches found")),
+            "{out:?}"
+        );
+        // A hang guard, not a speed target (`npm run bench` measures it).
+        assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
+    }
+}
+
+/// Where the worst-case work is small, the same pattern still answers.
+#[test]
+fn counted_repetition_on_small_content_answers() {
+    let hit = format!("xx\na{}c\nyy", "b".repeat(10_000));
+    let out = run(&hit, "a[ab]{10000}[^ab]").unwrap();
+    // `/` and `]` are blanked in the header, as in the SDK.
+    assert!(out.starts_with("[1 match for /a[ab {10000}[^ab /]\n\n  1| xx\n"), "{}", &out[..60]);
+    let miss = format!("a{}", "b".repeat(10_000));
+    assert!(run(&miss, "a[ab]{10000}[^ab]").unwrap().starts_with("No matches found"));
+}
