@@ -234,8 +234,10 @@ describe('ContextOffloader with S3Storage', () => {
 })
 
 describe('S3Storage as the unified Storage', () => {
-  const KEYS = ['a', '/a//b/', 'a/b/c', 'a/./b', '...', 'a/..b', 'ключ/😀', 'x y+z=&?#', 'ab', 'a/', '\uFF61', '😀']
+  const KEYS = ['a', '/a//b/', 'a/b/c', 'a/..b', 'ключ/😀', 'x y+z=&#', 'ab', 'a/', '\uFF61', '😀']
   const BAD = ['', '///', 'a/../b', '..', 'a\\b', '\\']
+  /** Keys the SDK takes and ours refuses on purpose (names some platform reads differently). */
+  const REFUSED = ['...', 'x?y', 'C:.env', 'nul', 'tab\tkey', '1700000000000_1_artifact.txt']
 
   async function exercise(s: any) {
     const out: unknown[] = []
@@ -270,6 +272,19 @@ describe('S3Storage as the unified Storage', () => {
     const strip = (keys: string[], p: string) => keys.map((k) => k.slice(p.length))
     expect(strip(await listKeys('u-ours/'), 'u-ours/')).toEqual(strip(await listKeys('u-sdk/'), 'u-sdk/'))
     expect(await listKeys('u-ours/p/ns/one/')).toEqual(['u-ours/p/ns/one/k/2'])
+  })
+
+  test('keys some platform reads differently, and artifact names, are refused with nothing written', async () => {
+    const s = storage({ prefix: 'u-refused/' })
+    for (const key of REFUSED) {
+      const result = await outcome(() => s.write(key, enc('x')))
+      expect(result, key).toMatchObject({ error: 'StorageError' })
+      expect((result as { message: string }).message, key).toMatch(/^Invalid storage key '/)
+      expect(await outcome(() => s.delete(key)), key).toMatchObject({ error: 'StorageError' })
+    }
+    await s.write('a/./b', enc('dot'))
+    expect(await s.list('')).toEqual(['a/b'])
+    expect(await listKeys('u-refused/')).toEqual(['u-refused/a/b'])
   })
 
   test('data written by one reads in the other, without and with a prefix', async () => {

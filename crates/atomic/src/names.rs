@@ -1,6 +1,5 @@
 //! Naming of temporary files: unique per write, recognisable by a sweep.
 
-use std::ffi::{OsStr, OsString};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Process-wide sequence shared by every scheme, so two writes of one process
@@ -57,19 +56,14 @@ impl TempNames {
 
     /// A fresh name for a temporary file of `target_name` (ignored by plain schemes).
     #[must_use]
-    pub fn fresh(&self, target_name: &OsStr) -> OsString {
+    pub fn fresh(&self, target_name: &str) -> String {
         let seq = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-        let mut name = OsString::from(self.lead);
-        if self.with_target {
-            name.push(target_name);
-        }
-        name.push(format!(
-            "{}{}-{seq}{}",
-            self.separator,
-            std::process::id(),
-            self.tail
-        ));
-        name
+        let target = if self.with_target { target_name } else { "" };
+        let pid = std::process::id();
+        format!(
+            "{}{target}{}{pid}-{seq}{}",
+            self.lead, self.separator, self.tail
+        )
     }
 
     /// Whether `name` is a temporary name of this scheme.
@@ -111,22 +105,21 @@ mod tests {
     #[test]
     fn fresh_names_are_unique_and_recognised() {
         for scheme in [PLAIN, HIDDEN, MARKED] {
-            let a = scheme.fresh(OsStr::new("snapshot_latest.json"));
-            let b = scheme.fresh(OsStr::new("snapshot_latest.json"));
+            let a = scheme.fresh("snapshot_latest.json");
+            let b = scheme.fresh("snapshot_latest.json");
             assert_ne!(a, b);
             for name in [a, b] {
-                let name = name.into_string().unwrap();
                 assert!(scheme.matches(&name), "{name}");
             }
         }
-        let hidden = HIDDEN.fresh(OsStr::new("a.json")).into_string().unwrap();
+        let hidden = HIDDEN.fresh("a.json");
         assert!(
             hidden.starts_with(".a.json.") && hidden.ends_with(".tmp"),
             "{hidden}"
         );
-        let marked = MARKED.fresh(OsStr::new("k")).into_string().unwrap();
+        let marked = MARKED.fresh("k");
         assert!(marked.starts_with("k.__strands_tmp_"), "{marked}");
-        let plain = PLAIN.fresh(OsStr::new("ignored")).into_string().unwrap();
+        let plain = PLAIN.fresh("ignored");
         assert!(
             plain.starts_with(".tmp-") && !plain.contains("ignored"),
             "{plain}"

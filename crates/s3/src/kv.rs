@@ -6,7 +6,8 @@
 
 use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
-use offload_storage::{normalize_key, normalize_prefix, sort_js, StorageError};
+use crate::pages::Continuation;
+use offload_storage::{artifact_key_error, names_an_artifact, normalize_key, normalize_prefix, sort_js, StorageError};
 
 use crate::store::cause_chain;
 use crate::S3Store;
@@ -47,7 +48,7 @@ impl S3Store {
     /// [`StorageError::InvalidKey`] for a rejected key, [`StorageError::KeyValue`]
     /// (`Failed to write '<key>' to S3 bucket '<bucket>'`) when the upload fails.
     pub async fn kv_write(&self, key: &str, data: Bytes) -> Result<(), StorageError> {
-        let key = normalize_key(key)?;
+        let key = value_key(key)?;
         let client = self.client().await;
         let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
         let bucket = &self.options.bucket;
@@ -69,7 +70,7 @@ impl S3Store {
     /// [`StorageError::InvalidKey`] for a rejected key, [`StorageError::KeyValue`]
     /// (`Failed to read '<key>' from S3 bucket '<bucket>'`) for other failures.
     pub async fn kv_read(&self, key: &str) -> Result<Option<Bytes>, StorageError> {
-        let key = normalize_key(key)?;
+        let key = value_key(key)?;
         let client = self.client().await;
         let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
         let bucket = &self.options.bucket;
@@ -93,7 +94,7 @@ impl S3Store {
     /// [`StorageError::InvalidKey`] for a rejected key, [`StorageError::KeyValue`]
     /// (`Failed to delete '<key>' from S3 bucket '<bucket>'`) when the request fails.
     pub async fn kv_delete(&self, key: &str) -> Result<(), StorageError> {
-        let key = normalize_key(key)?;
+        let key = value_key(key)?;
         let client = self.client().await;
         let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
         let bucket = &self.options.bucket;
@@ -122,6 +123,7 @@ impl S3Store {
         let bucket = &self.options.bucket;
         let mut keys = Vec::new();
         let mut token: Option<String> = None;
+        let mut pages = Continuation::default();
         loop {
             let out = {
                 let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
@@ -137,10 +139,16 @@ impl S3Store {
             };
             for object in out.contents() {
                 if let Some(key) = object.key() {
-                    keys.push(key.get(base.len()..).unwrap_or(key).to_owned());
+                    let key = key.get(base.len()..).unwrap_or(key);
+                    if !names_an_artifact(key) {
+                        keys.push(key.to_owned());
+                    }
                 }
             }
-            token = if out.is_truncated() == Some(true) { out.next_continuation_token().map(str::to_owned) } else { None };
+            token = pages.next(out.is_truncated(), out.next_continuation_token()).map_err(|e| StorageError::KeyValue {
+                message: format!("Failed to list S3 bucket '{bucket}' under '{normalized}'"),
+                source: std::io::Error::other(e),
+            })?;
             if token.is_none() {
                 break;
             }
@@ -148,6 +156,16 @@ impl S3Store {
         sort_js(&mut keys);
         Ok(keys)
     }
+}
+
+/// A normalised key of the unified storage; keys naming an artifact of the
+/// same prefix are refused (a write could otherwise replace an offloaded block).
+fn value_key(key: &str) -> Result<String, StorageError> {
+    let key = normalize_key(key)?;
+    if names_an_artifact(&key) {
+        return Err(artifact_key_error(&key));
+    }
+    Ok(key)
 }
 
 /// Whether a failed request was answered `NoSuchBucket` (a missing bucket is an error

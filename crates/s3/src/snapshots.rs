@@ -10,6 +10,7 @@
 //! Locations and snapshot ids are validated by `offload-sessions` (the SDK's checks and
 //! messages); failures carry the SDK's `SessionError` messages. JSON stays with the caller.
 
+use crate::pages::Continuation;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
@@ -188,6 +189,7 @@ impl S3Snapshots {
         };
         let mut ids = Vec::new();
         let mut token: Option<String> = None;
+        let mut pages = Continuation::default();
         loop {
             let max_keys = limit.map_or(PAGE_SIZE, |l| PAGE_SIZE.min(l - ids.len()));
             let request = client
@@ -207,17 +209,7 @@ impl S3Snapshots {
                 Err(err) => return Err(failed(&err)),
             };
             ids.extend(out.contents().iter().filter_map(|o| o.key()).filter_map(snapshot_id_of).map(str::to_owned));
-            if out.is_truncated() == Some(true) {
-                match out.next_continuation_token() {
-                    Some(next) => token = Some(next.to_owned()),
-                    None => {
-                        return Err(S3SnapshotError::Failed {
-                            message: "S3 returned truncated response without continuation token".to_owned(),
-                            cause: String::new(),
-                        })
-                    }
-                }
-            }
+            token = pages.next(out.is_truncated(), out.next_continuation_token()).map_err(|e| failed(&e))?;
             if token.is_none() || limit.is_some_and(|l| ids.len() >= l) {
                 break;
             }
@@ -242,6 +234,7 @@ impl S3Snapshots {
         let failed =
             |e: &dyn std::error::Error| S3SnapshotError::failed(format!("Failed to delete session {session_id}"), e);
         let mut token: Option<String> = None;
+        let mut pages = Continuation::default();
         loop {
             let out = {
                 let _permit = self.store.permit().await?;
@@ -280,7 +273,7 @@ impl S3Snapshots {
                     return Err(S3SnapshotError::Failed { message: format!("Failed to delete session {session_id}"), cause });
                 }
             }
-            token = if out.is_truncated() == Some(true) { out.next_continuation_token().map(str::to_owned) } else { None };
+            token = pages.next(out.is_truncated(), out.next_continuation_token()).map_err(|e| failed(&e))?;
             if token.is_none() {
                 break;
             }

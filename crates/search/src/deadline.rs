@@ -23,7 +23,10 @@ impl Deadline {
     /// A deadline `budget` from now.
     #[must_use]
     pub fn after(budget: Duration) -> Self {
-        Self { started: Instant::now(), budget }
+        Self {
+            started: Instant::now(),
+            budget,
+        }
     }
 
     /// `Ok` while the search may go on, having done `done` of `total` units
@@ -37,9 +40,12 @@ impl Deadline {
         let elapsed = self.started.elapsed();
         let projected_over = elapsed >= PROJECTION_AFTER
             && done < total
-            && elapsed.as_secs_f64() * (total as f64 / done.max(1) as f64) > self.budget.as_secs_f64();
+            && elapsed.as_secs_f64() * (total as f64 / done.max(1) as f64)
+                > self.budget.as_secs_f64();
         if elapsed > self.budget || projected_over {
-            return Err(SearchError::Deadline { seconds: self.budget.as_secs() });
+            return Err(SearchError::Deadline {
+                seconds: self.budget.as_secs(),
+            });
         }
         Ok(())
     }

@@ -67,7 +67,9 @@ impl LinearMatcher {
             .dfa_size_limit(DFA_SIZE_LIMIT)
             .build()
             .map_err(|e| match e {
-                regex::Error::CompiledTooBig(limit) => SearchError::PatternTooLarge { limit_bytes: limit },
+                regex::Error::CompiledTooBig(limit) => {
+                    SearchError::PatternTooLarge { limit_bytes: limit }
+                }
                 other => SearchError::Compile(one_line(&other.to_string())),
             })?;
         let hir = syntax::parse_with(source, &syntax::Config::new().multi_line(true))
@@ -79,7 +81,9 @@ impl LinearMatcher {
                     .which_captures(thompson::WhichCaptures::None),
             )
             .build_from_hir(&hir)
-            .map_err(|_| SearchError::PatternTooLarge { limit_bytes: REGEX_SIZE_LIMIT })?;
+            .map_err(|_| SearchError::PatternTooLarge {
+                limit_bytes: REGEX_SIZE_LIMIT,
+            })?;
         let nfa_states = nfa.states().len();
         let dfa = DFA::builder()
             .configure(
@@ -93,7 +97,11 @@ impl LinearMatcher {
             )
             .build_from_nfa(nfa)
             .map_err(|e| SearchError::Compile(one_line(&e.to_string())))?;
-        Ok(Self { dfa, fallback, nfa_states })
+        Ok(Self {
+            dfa,
+            fallback,
+            nfa_states,
+        })
     }
 
     /// Appends to `out`, in increasing order, the lines in `first..=last`
@@ -118,7 +126,11 @@ impl LinearMatcher {
         let mut on_dfa = true;
         let scope_start = pos;
         loop {
-            let chunk_bytes = if on_dfa { DFA_CHUNK } else { (FALLBACK_CHUNK_WORK / self.nfa_states.max(1)).max(1) };
+            let chunk_bytes = if on_dfa {
+                DFA_CHUNK
+            } else {
+                (FALLBACK_CHUNK_WORK / self.nfa_states.max(1)).max(1)
+            };
             let chunk_end = lines.end(lines.line_of(pos.saturating_add(chunk_bytes).min(end)));
             let found = if on_dfa {
                 match self.dfa_search(&mut cache, lines.text(), pos, chunk_end) {
@@ -133,7 +145,8 @@ impl LinearMatcher {
                     }
                 }
             } else {
-                self.fallback.shortest_match_at(&lines.text()[..chunk_end], pos)
+                self.fallback
+                    .shortest_match_at(&lines.text()[..chunk_end], pos)
             };
             match found {
                 Some(match_end) => {
@@ -153,8 +166,16 @@ impl LinearMatcher {
 
     /// The end of the earliest match ending in `pos..chunk_end`; `Err` when
     /// the DFA gave up.
-    fn dfa_search(&self, cache: &mut Cache, text: &str, pos: usize, chunk_end: usize) -> Result<Option<usize>, ()> {
-        let input = Input::new(text.as_bytes()).range(pos..chunk_end).earliest(true);
+    fn dfa_search(
+        &self,
+        cache: &mut Cache,
+        text: &str,
+        pos: usize,
+        chunk_end: usize,
+    ) -> Result<Option<usize>, ()> {
+        let input = Input::new(text.as_bytes())
+            .range(pos..chunk_end)
+            .earliest(true);
         match self.dfa.try_search_fwd(cache, &input) {
             Ok(found) => Ok(found.map(|m| m.offset())),
             Err(_) => Err(()),

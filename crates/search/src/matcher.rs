@@ -33,7 +33,7 @@ pub enum Matcher {
     /// Substring search.
     Literal(memmem::Finder<'static>),
     /// Linear-time regular expression.
-    Linear(LinearMatcher),
+    Linear(Box<LinearMatcher>),
     /// Backtracking regular expression, with an optional linear-time
     /// prefilter matching a superset of its lines.
     Backtracking {
@@ -56,7 +56,7 @@ impl Matcher {
                 source,
                 backtracking: false,
                 ..
-            } => LinearMatcher::new(source).map(Matcher::Linear),
+            } => LinearMatcher::new(source).map(|m| Matcher::Linear(Box::new(m))),
             Plan::Regex {
                 source,
                 backtracking: true,

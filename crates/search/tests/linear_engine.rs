@@ -26,8 +26,18 @@ const PATTERNS: &[&str] = &[
 ];
 
 fn text() -> impl Strategy<Value = String> {
-    proptest::collection::vec(prop_oneof![Just('a'), Just('b'), Just('c'), Just('\n'), Just('é'), Just(' ')], 0..400)
-        .prop_map(|chars| chars.into_iter().collect())
+    proptest::collection::vec(
+        prop_oneof![
+            Just('a'),
+            Just('b'),
+            Just('c'),
+            Just('\n'),
+            Just('é'),
+            Just(' ')
+        ],
+        0..400,
+    )
+    .prop_map(|chars| chars.into_iter().collect())
 }
 
 proptest! {

@@ -1,13 +1,12 @@
 //! [`SnapshotDir`]: the snapshot files of every session under one base directory.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use offload_atomic::{TempFile, TempNames};
+use offload_atomic::{Dir, EntryKind, Found, TempNames};
 
 use crate::layout::{snapshot_id_of, SnapshotFile, SnapshotLocation, IMMUTABLE_HISTORY};
 use crate::{validate, SnapshotError};
@@ -84,13 +83,17 @@ impl SnapshotDir {
         ticket: u64,
     ) -> Result<(), SnapshotError> {
         let target = self.path_of(location, file);
-        let dir = target.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(|e| SnapshotError::io("create directory", dir, e))?;
-        self.sweep_once(dir);
-        let staged = TempFile::beside(&target, &SNAPSHOT_TEMPS, content, self.durable).map_err(write_error)?;
-        let publish = |staged: TempFile| staged.replace(&target, self.durable).map_err(write_error);
+        let (dirs, name) = file_key(location, file);
+        let dir_path = target.parent().unwrap_or(Path::new("."));
+        let dir = Dir::open(&self.base, true, self.durable)
+            .and_then(|base| base.subdir(dirs.split('/'), Some(self.durable)))
+            .and_then(|dir| dir.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound)))
+            .map_err(|e| SnapshotError::io("create directory", dir_path, e))?;
+        self.sweep_once(&dir);
+        let temp = dir.write_temp(&name, content, &SNAPSHOT_TEMPS, self.durable).map_err(write_error)?;
+        let publish = |temp: &str| dir.publish_over(temp, &name, self.durable).map_err(write_error);
         if matches!(file, SnapshotFile::History(_)) {
-            return publish(staged);
+            return publish(&temp);
         }
         let mut published = self
             .published
@@ -98,12 +101,22 @@ impl SnapshotDir {
             .unwrap_or_else(PoisonError::into_inner);
         let last = published.get(&target).copied().unwrap_or(0);
         if ticket < last {
-            staged.discard();
+            let _ = dir.remove_file(&temp);
             return Ok(());
         }
-        publish(staged)?;
+        publish(&temp)?;
         published.insert(target, ticket);
         Ok(())
+    }
+
+    /// The directory of a location's file, `None` when it (or the base) is
+    /// missing or is reached through a symbolic link.
+    fn existing_dir(&self, dirs: &str) -> io::Result<Option<Dir>> {
+        match Dir::open(&self.base, false, false) {
+            Ok(base) => base.subdir(dirs.split('/'), None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The file's bytes, or `None` when it does not exist.
@@ -118,10 +131,15 @@ impl SnapshotDir {
         file: &SnapshotFile,
     ) -> Result<Option<Vec<u8>>, SnapshotError> {
         let path = self.path_of(location, file);
-        match fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(SnapshotError::io("read snapshot", path, e)),
+        let (dirs, name) = file_key(location, file);
+        let read_error = |e| SnapshotError::io("read snapshot", &path, e);
+        let Some(dir) = self.existing_dir(&dirs).map_err(read_error)? else {
+            return Ok(None);
+        };
+        match dir.read_file(&name).map_err(read_error)? {
+            Found::File(bytes) => Ok(Some(bytes)),
+            Found::Directory => Err(read_error(io::Error::other("illegal operation on a directory, read"))),
+            Found::Absent => Ok(None),
         }
     }
 
@@ -145,17 +163,18 @@ impl SnapshotDir {
         if let Some(cursor) = start_after {
             validate::uuid_v7(cursor)?;
         }
-        let dir = location.snapshots_dir(&self.base).join(IMMUTABLE_HISTORY);
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(SnapshotError::io("list snapshots in", dir, e)),
+        let path = location.snapshots_dir(&self.base).join(IMMUTABLE_HISTORY);
+        let list_error = |e| SnapshotError::io("list snapshots in", &path, e);
+        let dirs = format!("{}/{IMMUTABLE_HISTORY}", location.snapshots_key());
+        let Some(dir) = self.existing_dir(&dirs).map_err(list_error)? else {
+            return Ok(Vec::new());
         };
         let mut ids = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| SnapshotError::io("list snapshots in", &dir, e))?;
-            let name = entry.file_name();
-            if let Some(id) = snapshot_id_of(&name.to_string_lossy()) {
+        for entry in dir.entries().map_err(list_error)? {
+            if entry.kind != EntryKind::File {
+                continue;
+            }
+            if let Some(id) = snapshot_id_of(&entry.name) {
                 if start_after.is_none_or(|cursor| id > cursor) {
                     ids.push(id.to_owned());
                 }
@@ -178,11 +197,10 @@ impl SnapshotDir {
     pub fn delete_session(&self, session_id: &str) -> Result<(), SnapshotError> {
         validate::identifier(session_id)?;
         let path = self.base.join(session_id);
-        let removed = match fs::symlink_metadata(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        let removed = match Dir::open(&self.base, false, false) {
+            Ok(base) => base.remove_all(session_id).map(|_| ()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),
-            Ok(meta) if meta.is_dir() => fs::remove_dir_all(&path),
-            Ok(_) => fs::remove_file(&path),
         };
         match removed {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
@@ -198,14 +216,14 @@ impl SnapshotDir {
     /// The first time this instance writes into `dir`, removes temporary
     /// files that crashed writers left there (older than
     /// [`STALE_AFTER`](offload_atomic::STALE_AFTER)).
-    fn sweep_once(&self, dir: &Path) {
+    fn sweep_once(&self, dir: &Dir) {
         let first = self
             .swept
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(dir.to_path_buf());
+            .insert(dir.path().to_path_buf());
         if first {
-            offload_atomic::sweep_stale(dir, &SNAPSHOT_TEMPS, offload_atomic::STALE_AFTER);
+            dir.sweep_stale(&SNAPSHOT_TEMPS, offload_atomic::STALE_AFTER);
         }
     }
 
@@ -221,6 +239,13 @@ impl SnapshotDir {
     }
 }
 
+/// The directories (`/`-separated, below the base) and the name of a file.
+fn file_key(location: &SnapshotLocation, file: &SnapshotFile) -> (String, String) {
+    let key = format!("{}/{}", location.snapshots_key(), file.relative_key());
+    let (dirs, name) = key.rsplit_once('/').unwrap_or(("", &key));
+    (dirs.to_owned(), name.to_owned())
+}
+
 /// A failed step of a snapshot write, as a [`SnapshotError::Io`] naming it.
 fn write_error(e: offload_atomic::Error) -> SnapshotError {
     let op = match e.step {
@@ -233,6 +258,7 @@ fn write_error(e: offload_atomic::Error) -> SnapshotError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn loc(session: &str) -> SnapshotLocation {
         SnapshotLocation::new(session, "agent", "default").unwrap()

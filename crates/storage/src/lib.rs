@@ -26,7 +26,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub use bytes::Bytes;
 pub use error::StorageError;
 pub use file::{sanitize_id, FileStore, ReferenceStyle};
-pub use kv::{compare_js, normalize_key, normalize_prefix, sort_js, KeyValueStore};
+pub use kv::{
+    artifact_key_error, compare_js, is_windows_device_name, names_an_artifact, normalize_key, normalize_prefix,
+    segment_problem, sort_js, KeyValueStore,
+};
 pub use memory::MemoryStore;
 
 /// Content type reported for artifacts whose type is unknown.

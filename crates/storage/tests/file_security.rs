@@ -17,7 +17,7 @@ struct Fixture {
 }
 
 /// `<root>/art` holds one artifact; `<root>/secret`, `<root>/art2/secret`
-/// and `<root>/art/sub/inner` are bait that must stay unreachable.
+/// and `<root>/art/1_1_sub/inner` are bait that must stay unreachable.
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().to_path_buf();
@@ -29,8 +29,8 @@ fn fixture() -> Fixture {
     fs::write(root.join("secret"), "outside").unwrap();
     fs::create_dir(root.join("art2")).unwrap();
     fs::write(root.join("art2/secret"), "sibling").unwrap();
-    fs::create_dir(dir.join("sub")).unwrap();
-    fs::write(dir.join("sub/inner"), "nested").unwrap();
+    fs::create_dir(dir.join("1_1_sub")).unwrap();
+    fs::write(dir.join("1_1_sub/inner"), "nested").unwrap();
     fs::write(dir.join(".hidden"), "hidden").unwrap();
     Fixture {
         _tmp: tmp,
@@ -108,10 +108,10 @@ fn subdirectories_and_directories_are_rejected() {
     let f = fixture();
     let dir = s(&f.dir);
     for r in [
-        format!("{dir}/sub/inner"),
-        "sub/inner".to_owned(),
-        "sub".to_owned(),
-        format!("{dir}/sub"),
+        format!("{dir}/1_1_sub/inner"),
+        "1_1_sub/inner".to_owned(),
+        "1_1_sub".to_owned(),
+        format!("{dir}/1_1_sub"),
         format!("{dir}/"),
         "".to_owned(),
         "/".to_owned(),
@@ -119,8 +119,8 @@ fn subdirectories_and_directories_are_rejected() {
         assert_rejected(&f.store, &r);
     }
     let n = file_name(&f.good);
-    fs::write(f.dir.join("sub").join(n), "nested copy").unwrap();
-    assert_rejected(&f.store, &format!("sub/{n}"));
+    fs::write(f.dir.join("1_1_sub").join(n), "nested copy").unwrap();
+    assert_rejected(&f.store, &format!("1_1_sub/{n}"));
     assert_rejected(&f.store, &format!("{dir}/sub/{n}"));
 }
 
@@ -157,17 +157,17 @@ fn symlinks_are_rejected() {
     use std::os::unix::fs::symlink;
     let f = fixture();
     let dir = s(&f.dir);
-    symlink(f.root.join("secret"), f.dir.join("link-out")).unwrap();
-    symlink(f.dir.join(file_name(&f.good)), f.dir.join("link-in")).unwrap();
-    symlink(&f.root, f.dir.join("dirlink")).unwrap();
-    symlink("nowhere", f.dir.join("dangling")).unwrap();
+    symlink(f.root.join("secret"), f.dir.join("1_1_link-out")).unwrap();
+    symlink(f.dir.join(file_name(&f.good)), f.dir.join("1_1_link-in")).unwrap();
+    symlink(&f.root, f.dir.join("1_1_dirlink")).unwrap();
+    symlink("nowhere", f.dir.join("1_1_dangling")).unwrap();
     for r in [
-        "link-out".to_owned(),
-        format!("{dir}/link-out"),
-        "link-in".to_owned(),
-        "dirlink".to_owned(),
-        format!("{dir}/dirlink/secret"),
-        "dangling".to_owned(),
+        "1_1_link-out".to_owned(),
+        format!("{dir}/1_1_link-out"),
+        "1_1_link-in".to_owned(),
+        "1_1_dirlink".to_owned(),
+        format!("{dir}/1_1_dirlink/secret"),
+        "1_1_dangling".to_owned(),
     ] {
         assert_rejected(&f.store, &r);
     }
@@ -183,8 +183,8 @@ fn symlinked_subdirectory_in_reference_is_not_followed() {
     symlink(f.root.join("art2"), f.dir.join("up")).unwrap();
     let r = format!("{}/up/../secret", s(&f.dir));
     assert_rejected(&f.store, &r);
-    fs::write(f.dir.join("secret-in-dir"), "mine").unwrap();
-    let r = format!("{}/up/../secret-in-dir", s(&f.dir));
+    fs::write(f.dir.join("1_1_secret-in-dir"), "mine").unwrap();
+    let r = format!("{}/up/../1_1_secret-in-dir", s(&f.dir));
     assert_eq!(&f.store.retrieve(&r).unwrap().content[..], b"mine");
 }
 
@@ -192,11 +192,11 @@ fn symlinked_subdirectory_in_reference_is_not_followed() {
 #[test]
 fn fifos_are_rejected_without_blocking() {
     let f = fixture();
-    let fifo = f.dir.join("pipe");
+    let fifo = f.dir.join("1_1_pipe");
     let c = std::ffi::CString::new(s(&fifo)).unwrap();
     // SAFETY: valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-    assert_rejected(&f.store, "pipe");
+    assert_rejected(&f.store, "1_1_pipe");
 }
 
 #[test]

@@ -208,6 +208,7 @@ fn dot_segments_name_the_directory_they_are_in() {
     assert_eq!(fs::read(dir.path().join("x/y")).unwrap(), b"1");
     assert_eq!(store.read("x/y").unwrap(), Some(b("1")));
     assert_eq!(store.list("").unwrap(), ["x/y"]);
+    // `.` alone resolves to no key at all.
     let err = store.write(".", b("x")).unwrap_err();
-    assert_eq!(err.to_string(), "Failed to write '.' to local storage");
+    assert_eq!(err.to_string(), "Storage key must not be empty");
 }

@@ -20,202 +20,124 @@
 //!
 //! # Confinement
 //!
-//! Keys cannot leave the directory: `..` segments and backslashes are
-//! rejected by [`normalize_key`], and no operation goes through a symbolic
-//! link below the directory (a key through a link reads as missing, cannot
-//! be written, and `list` does not follow links). Values are published by
-//! writing a temporary file beside the target and renaming it over the
-//! target, so readers see the old or the new content, never a mix.
+//! Keys cannot leave the directory: [`normalize_key`] admits only plain
+//! names that mean the same on every platform (no `..`, backslashes, drive
+//! letters or device names), and every operation works on an open handle of
+//! the directory ([`offload_atomic::Dir`]), descending one name at a time
+//! without following symbolic links: a key through a link reads as missing,
+//! cannot be written, and `list` does not follow links, even when a link is
+//! swapped in while the operation runs. Values are published by writing a
+//! temporary file beside the target and renaming it over the target, so
+//! readers see the old or the new content, never a mix.
 
-use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bytes::Bytes;
-use offload_atomic::{TempFile, TempNames};
+use offload_atomic::{is_not_a_directory, Dir, EntryKind, Found, TempNames};
 
 use super::journal::{JOURNAL_FILE, METADATA_FILE};
-use super::read::{read_regular_file, ReadFailure};
+use super::names::has_artifact_shape;
 use super::{FileStore, TEMP_PREFIX};
-use crate::kv::{normalize_key, normalize_prefix, sort_js};
+use crate::kv::{artifact_key_error, normalize_key, normalize_prefix, sort_js, TEMP_MARKER};
 use crate::{KeyValueStore, StorageError};
-
-/// What the SDK's `LocalFileStorage` skips when listing (its temporary files).
-const SDK_TEMP_MARKER: &str = ".__strands_tmp";
 
 /// Names of the temporary files of values: `<name>.__strands_tmp_<pid>-<seq>`
 /// beside the target, which the SDK's `LocalFileStorage` skips as it skips
-/// its own, and ours skips by [`SDK_TEMP_MARKER`].
+/// its own, and ours skips by [`TEMP_MARKER`].
 const VALUE_TEMPS: TempNames = TempNames::around_target("", ".__strands_tmp_", "");
 
 /// Whether a top-level name belongs to the artifact API: the journal, the
 /// SDK's metadata file, staging files and artifact names
-/// (`<digits>_<digits>_...`).
+/// (`<digits>_<digits>_...`), compared case-insensitively (on macOS and
+/// Windows `.METADATA.JOURNAL` is the journal).
 pub(crate) fn is_reserved_name(name: &str) -> bool {
-    if name == JOURNAL_FILE || name == METADATA_FILE || name.starts_with(TEMP_PREFIX) {
-        return true;
-    }
-    let mut parts = name.splitn(3, '_');
-    let numeric =
-        |s: Option<&str>| s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
-    numeric(parts.next()) && numeric(parts.next()) && parts.next().is_some()
-}
-
-/// Whether any directory on the way from `base` to the last segment of
-/// `key` is a symbolic link (missing directories are not).
-fn passes_through_link(base: &Path, key: &str) -> bool {
-    let mut path = base.to_path_buf();
-    let mut segments = key.split('/').peekable();
-    while let Some(segment) = segments.next() {
-        if segments.peek().is_none() {
-            return false;
-        }
-        path.push(segment);
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => return true,
-            Ok(_) => {}
-            Err(_) => return false,
-        }
-    }
-    false
-}
-
-/// Whether an error means "no such file" (ENOENT or ENOTDIR, as the SDK).
-fn is_missing(e: &io::Error) -> bool {
-    if e.kind() == io::ErrorKind::NotFound {
-        return true;
-    }
-    #[cfg(unix)]
-    {
-        e.raw_os_error() == Some(libc::ENOTDIR)
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
+    let lower = name.to_ascii_lowercase();
+    lower == JOURNAL_FILE || lower == METADATA_FILE || lower.starts_with(TEMP_PREFIX) || has_artifact_shape(name)
 }
 
 fn failure(message: String, source: io::Error) -> StorageError {
     StorageError::KeyValue { message, source }
 }
 
-/// Where a scoped operation works: the directory of the scope (keys are
-/// relative to it) and the scope as a key prefix (`""` or ending in `/`).
-struct Scope {
-    base: PathBuf,
-    prefix: String,
-    /// A directory of the scope is a symbolic link: nothing is reachable.
-    through_link: bool,
+/// The segments of a normalised scope (`""` or `a/b/`) or key (`a/b/c`).
+fn segments(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/').filter(|s| !s.is_empty())
+}
+
+/// A key split into its directories and its file name.
+fn split_key(key: &str) -> (&str, &str) {
+    key.rsplit_once('/').unwrap_or(("", key))
 }
 
 impl FileStore {
-    /// The directory keys are stored under (relative paths resolve against
-    /// the working directory at each use).
-    fn key_root(&self) -> Result<PathBuf, StorageError> {
+    /// The directory keys are stored under, opened (relative paths resolve
+    /// against the working directory at each use, as in the SDK); `None`
+    /// when it does not exist and `create` is not set.
+    fn key_root(&self, create: bool) -> Result<Option<Dir>, io::Error> {
         let dir = self.artifact_dir();
         if dir.is_empty() || dir.contains('\0') {
-            return Err(StorageError::InvalidArgument(format!(
-                "artifact directory must be a non-empty path without NUL bytes: {dir:?}"
-            )));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("artifact directory must be a non-empty path without NUL bytes: {dir:?}"),
+            ));
         }
-        Ok(PathBuf::from(dir))
+        match Dir::open(Path::new(dir), create, self.is_durable()) {
+            Ok(root) => Ok(Some(root)),
+            Err(e) if !create && e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
-    /// Resolves a scope (a namespace prefix, normalised as a list prefix).
-    fn scope(&self, scope: &str) -> Result<Scope, StorageError> {
-        let root = self.key_root()?;
-        let scope = normalize_prefix(scope)?;
-        let scope = scope.trim_end_matches('/');
-        if scope.is_empty() {
-            return Ok(Scope {
-                base: root,
-                prefix: String::new(),
-                through_link: false,
-            });
-        }
-        Ok(Scope {
-            base: root.join(scope),
-            prefix: format!("{scope}/"),
-            through_link: passes_through_link(&root, &format!("{scope}/x")),
-        })
-    }
-
-    /// Validates `key` inside `scope`; returns the scope and the normalised
-    /// key relative to it.
-    fn scoped_key(&self, scope: &str, key: &str) -> Result<(Scope, String), StorageError> {
-        let key = normalize_key(key)?;
-        let scope = self.scope(scope)?;
-        let first = if scope.prefix.is_empty() {
-            key.as_str()
-        } else {
-            scope.prefix.as_str()
+    /// The directory `<root>/<scope>/<dirs>` (each name opened without
+    /// following a link; created when `create`), `None` when missing.
+    fn open_dir(&self, scope: &str, dirs: &str, create: bool) -> io::Result<Option<Dir>> {
+        let Some(root) = self.key_root(create)? else {
+            return Ok(None);
         };
+        let durable = self.is_durable();
+        root.subdir(segments(scope).chain(segments(dirs)), create.then_some(durable))
+    }
+
+    /// Validates `key` inside `scope` (a namespace prefix); returns the
+    /// normalised scope (`""` or ending in `/`) and key relative to it.
+    fn scoped_key(&self, scope: &str, key: &str) -> Result<(String, String), StorageError> {
+        let key = normalize_key(key)?;
+        let scope = scope_of(scope)?;
+        let first = if scope.is_empty() { key.as_str() } else { scope.as_str() };
         if is_reserved_name(first.split('/').next().unwrap_or(first)) {
-            return Err(StorageError::InvalidKey(format!(
-                "Invalid storage key '{key}': reserved for offloaded artifacts"
-            )));
+            return Err(artifact_key_error(&key));
         }
         Ok((scope, key))
     }
 
-    fn write_value(&self, scope: &Scope, key: &str, data: &[u8]) -> io::Result<()> {
-        if scope.through_link || passes_through_link(&scope.base, key) {
-            return Err(io::Error::other(
-                "a directory of the key is a symbolic link",
-            ));
-        }
-        // `.` segments name the directory they are in (the file system resolves
-        // them, as for the SDK); they are left out of the directories to create.
-        let mut parent = scope.base.clone();
-        if let Some(idx) = key.rfind('/') {
-            parent.extend(key[..idx].split('/').filter(|s| *s != "."));
-        }
-        fs::create_dir_all(&parent)?;
-        let target = scope.base.join(key);
-        TempFile::beside(&target, &VALUE_TEMPS, data, self.is_durable())
-            .and_then(|temp| temp.replace(&target, self.is_durable()))
-            .map_err(|e| e.source)
-    }
-
     /// Lists every regular file under `start` (whose key is `start_key`),
-    /// without following links; `top` skips the artifact API's names at the
+    /// never through a link; `top` skips the artifact API's names at the
     /// top level.
-    fn walk(
-        &self,
-        start: PathBuf,
-        start_key: String,
-        top: bool,
-    ) -> Result<Vec<String>, StorageError> {
+    fn walk(&self, start: Dir, start_key: String, top: bool) -> Result<Vec<String>, StorageError> {
         let mut found = Vec::new();
         let mut pending = vec![(start, start_key)];
         while let Some((dir, dir_key)) = pending.pop() {
-            let list_failure =
-                |e| failure(format!("Failed to list local storage under '{dir_key}'"), e);
-            let entries = match fs::read_dir(&dir) {
+            let list_failure = |e| failure(format!("Failed to list local storage under '{dir_key}'"), e);
+            let entries = match dir.entries() {
                 Ok(entries) => entries,
-                Err(e) if is_missing(&e) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(list_failure(e)),
             };
             for entry in entries {
-                let entry = entry.map_err(list_failure)?;
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
+                let name = entry.name;
                 if top && dir_key.is_empty() && is_reserved_name(&name) {
                     continue;
                 }
-                let Ok(file_type) = entry.file_type() else {
-                    continue;
-                };
-                let key = if dir_key.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{dir_key}/{name}")
-                };
-                if file_type.is_dir() {
-                    pending.push((entry.path(), key));
-                } else if file_type.is_file() && !name.contains(SDK_TEMP_MARKER) {
-                    found.push(key);
+                let key = if dir_key.is_empty() { name.clone() } else { format!("{dir_key}/{name}") };
+                match entry.kind {
+                    EntryKind::Directory => {
+                        if let Some(sub) = dir.subdir([name.as_str()], None).map_err(list_failure)? {
+                            pending.push((sub, key));
+                        }
+                    }
+                    EntryKind::File if !name.contains(TEMP_MARKER) => found.push(key),
+                    _ => {}
                 }
             }
         }
@@ -231,8 +153,12 @@ impl FileStore {
     /// As [`KeyValueStore::write`].
     pub fn write_in(&self, scope: &str, key: &str, data: &[u8]) -> Result<(), StorageError> {
         let (scope, key) = self.scoped_key(scope, key)?;
-        self.write_value(&scope, &key, data)
-            .map_err(|e| failure(format!("Failed to write '{key}' to local storage"), e))
+        let (dirs, name) = split_key(&key);
+        let written = self.open_dir(&scope, dirs, true).and_then(|parent| {
+            let parent = parent.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+            parent.replace(name, data, &VALUE_TEMPS, self.is_durable()).map_err(|e| e.source)
+        });
+        written.map_err(|e| failure(format!("Failed to write '{key}' to local storage"), e))
     }
 
     /// [`KeyValueStore::read`] inside the namespace `scope`.
@@ -242,25 +168,16 @@ impl FileStore {
     /// As [`KeyValueStore::read`].
     pub fn read_in(&self, scope: &str, key: &str) -> Result<Option<Bytes>, StorageError> {
         let (scope, key) = self.scoped_key(scope, key)?;
-        if scope.through_link || passes_through_link(&scope.base, &key) {
-            return Ok(None);
-        }
-        let path = scope.base.join(&key);
+        let (dirs, name) = split_key(&key);
         let read_failure = |e| failure(format!("Failed to read '{key}' from local storage"), e);
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
-                return Err(read_failure(io::Error::other(
-                    "illegal operation on a directory, read",
-                )))
-            }
-            Ok(_) => {}
-            Err(e) if is_missing(&e) => return Ok(None),
-            Err(e) => return Err(read_failure(e)),
-        }
-        match read_regular_file(&path) {
-            Ok(content) => Ok(Some(Bytes::from(content))),
-            Err(ReadFailure::NotFound) => Ok(None),
-            Err(ReadFailure::Io(e)) => Err(read_failure(e)),
+        // A file in place of a directory of the key reads as missing, as in the SDK.
+        let Some(parent) = self.open_dir(&scope, dirs, false).or_else(missing_if_not_a_directory).map_err(read_failure)? else {
+            return Ok(None);
+        };
+        match parent.read_file(name).map_err(read_failure)? {
+            Found::File(content) => Ok(Some(Bytes::from(content))),
+            Found::Directory => Err(read_failure(io::Error::other("illegal operation on a directory, read"))),
+            Found::Absent => Ok(None),
         }
     }
 
@@ -271,19 +188,14 @@ impl FileStore {
     /// As [`KeyValueStore::delete`].
     pub fn delete_in(&self, scope: &str, key: &str) -> Result<bool, StorageError> {
         let (scope, key) = self.scoped_key(scope, key)?;
-        if scope.through_link || passes_through_link(&scope.base, &key) {
-            return Ok(false);
-        }
-        // Only a missing file is a no-op (the SDK's `rm` with `force`); a file
-        // in place of a directory of the key is an error, as there.
-        match fs::remove_file(scope.base.join(&key)) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(failure(
-                format!("Failed to delete '{key}' from local storage"),
-                e,
-            )),
-        }
+        let (dirs, name) = split_key(&key);
+        // Only a missing file is a no-op (the SDK's `rm` with `force`); a
+        // directory at the key is an error, as there.
+        let deleted = self.open_dir(&scope, dirs, false).and_then(|parent| match parent {
+            Some(parent) => parent.remove_file(name),
+            None => Ok(false),
+        });
+        deleted.map_err(|e| failure(format!("Failed to delete '{key}' from local storage"), e))
     }
 
     /// [`KeyValueStore::list`] inside the namespace `scope` (keys relative to it).
@@ -293,24 +205,35 @@ impl FileStore {
     /// As [`KeyValueStore::list`].
     pub fn list_in(&self, scope: &str, prefix: &str) -> Result<Vec<String>, StorageError> {
         let prefix = normalize_prefix(prefix)?;
-        let scope = self.scope(scope)?;
-        if scope.through_link {
-            return Ok(Vec::new());
-        }
-        let top = scope.prefix.is_empty();
+        let scope = scope_of(scope)?;
         // Walk only the deepest directory the prefix fully names, as the SDK.
         let dir_portion = prefix.rfind('/').map_or("", |idx| &prefix[..idx]);
-        let mut keys = if dir_portion.is_empty() {
-            self.walk(scope.base, String::new(), top)?
-        } else if passes_through_link(&scope.base, &format!("{dir_portion}/x")) {
-            Vec::new()
-        } else {
-            self.walk(scope.base.join(dir_portion), dir_portion.to_owned(), top)?
+        let list_failure = |e| failure(format!("Failed to list local storage under '{dir_portion}'"), e);
+        let Some(start) = self.open_dir(&scope, dir_portion, false).or_else(missing_if_not_a_directory).map_err(list_failure)? else {
+            return Ok(Vec::new());
         };
+        let mut keys = self.walk(start, dir_portion.to_owned(), scope.is_empty())?;
         keys.retain(|k| k.starts_with(&prefix));
         sort_js(&mut keys);
         Ok(keys)
     }
+}
+
+/// `ENOTDIR` (a file where a directory was expected) as "missing".
+fn missing_if_not_a_directory(e: io::Error) -> io::Result<Option<Dir>> {
+    if is_not_a_directory(&e) {
+        Ok(None)
+    } else {
+        Err(e)
+    }
+}
+
+/// A namespace prefix normalised as a list prefix, as a directory (`""` or
+/// ending in `/`).
+fn scope_of(scope: &str) -> Result<String, StorageError> {
+    let scope = normalize_prefix(scope)?;
+    let scope = scope.trim_end_matches('/');
+    Ok(if scope.is_empty() { String::new() } else { format!("{scope}/") })
 }
 
 /// The SDK's `LocalFileStorage` on the artifact directory (see the module
@@ -345,6 +268,9 @@ mod tests {
             ".tmp-12-3",
             "1700000000000_1_tool_0.txt",
             "1_2_",
+            ".METADATA.JOURNAL",
+            ".Metadata.Json",
+            ".TMP-1-2",
         ] {
             assert!(is_reserved_name(name), "{name}");
         }

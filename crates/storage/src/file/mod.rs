@@ -15,22 +15,19 @@
 mod journal;
 mod keys;
 mod names;
-mod read;
 mod resolve;
 
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use offload_atomic::{Staged, Step, TempNames};
+use offload_atomic::{Dir, Found, Staged, Step, TempNames};
 
 use crate::{Blob, BlobStore, NewBlob, Sequence, StorageError, DEFAULT_CONTENT_TYPE};
 use journal::ContentTypes;
-use read::ReadFailure;
 
 pub use names::sanitize_id;
 
@@ -63,6 +60,8 @@ pub enum ReferenceStyle {
 #[derive(Debug)]
 struct Opened {
     dir: PathBuf,
+    /// The open directory; `None` until it could be opened.
+    root: RwLock<Option<Arc<Dir>>>,
     types: ContentTypes,
 }
 
@@ -171,9 +170,8 @@ impl FileStore {
     pub fn store_blob_with_style(&self, blob: NewBlob<'_>, style: ReferenceStyle) -> Result<String, StorageError> {
         let NewBlob { sequence, key, content, content_type } = blob;
         let opened = self.open()?;
-        let dir = opened.dir.as_path();
-        let filename = match self.stage_and_publish(opened, &content, sequence, key, content_type) {
-            Ok(name) => name,
+        let (root, filename) = match self.stage_and_publish(opened, &content, sequence, key, content_type) {
+            Ok(done) => done,
             Err(e) if self.anonymous_files.load(Ordering::Relaxed) => {
                 // An unnamed file that could not be linked (for example where
                 // `/proc` is not mounted): use named temporary files from now on.
@@ -183,16 +181,15 @@ impl FileStore {
             }
             Err(e) => return Err(e),
         };
-        let target = dir.join(&filename);
         if let Err(e) = opened.types.record(&filename, content_type, self.durable) {
-            let _ = fs::remove_file(&target);
+            let _ = root.remove_file(&filename);
             return Err(e);
         }
         if self.durable {
             // One directory flush covers the artifact's name and, on the
             // first store, the journal's.
-            if let Err(e) = offload_atomic::sync_dir(dir) {
-                let _ = fs::remove_file(&target);
+            if let Err(e) = root.sync() {
+                let _ = root.remove_file(&filename);
                 return Err(artifact_write_error(e));
             }
         }
@@ -205,7 +202,8 @@ impl FileStore {
     }
 
     /// Writes `content` unnamed into the directory and publishes it under the
-    /// first free artifact name; nothing is left behind on failure.
+    /// first free artifact name; nothing is left behind on failure. Returns
+    /// the directory it was published in and the name.
     fn stage_and_publish(
         &self,
         opened: &Opened,
@@ -213,39 +211,38 @@ impl FileStore {
         sequence: u64,
         key: &str,
         content_type: &str,
-    ) -> Result<String, StorageError> {
-        let dir = opened.dir.as_path();
-        let staged = self.stage(opened, content)?;
-        match self.publish(dir, &staged, sequence, key, content_type) {
-            Ok(name) => Ok(name),
+    ) -> Result<(Arc<Dir>, String), StorageError> {
+        let (root, staged) = self.stage(opened, content)?;
+        match self.publish(&root, &staged, sequence, key, content_type) {
+            Ok(name) => Ok((root, name)),
             Err(e) => {
-                staged.discard();
+                staged.discard(&root);
                 Err(e)
             }
         }
     }
 
-    /// Stages the content, creating the directory if it has gone missing
-    /// (and then starting a new journal in it).
-    fn stage(&self, opened: &Opened, content: &[u8]) -> Result<Staged, StorageError> {
-        let dir = opened.dir.as_path();
+    /// Stages the content, creating the directory again if it has gone
+    /// missing (and then starting a new journal in it).
+    fn stage(&self, opened: &Opened, content: &[u8]) -> Result<(Arc<Dir>, Staged), StorageError> {
         let unnamed = self.anonymous_files.load(Ordering::Relaxed);
-        let stage = || Staged::in_dir(dir, &ARTIFACT_TEMPS, content, self.durable, unnamed);
-        match stage() {
+        let root = opened.root(self.durable)?;
+        match Staged::write(&root, content, &ARTIFACT_TEMPS, self.durable, unnamed) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::create_dir_all(dir)
-                    .map_err(|e| StorageError::io("create artifact directory", dir, e))?;
+                let root = opened.reopen(self.durable)?;
                 opened.types.reset_journal();
-                stage().map_err(artifact_write_error)
+                let staged = Staged::write(&root, content, &ARTIFACT_TEMPS, self.durable, unnamed)
+                    .map_err(artifact_write_error)?;
+                Ok((root, staged))
             }
-            other => other.map_err(artifact_write_error),
+            other => Ok((root, other.map_err(artifact_write_error)?)),
         }
     }
 
-    /// Publishes `temp` under the first free artifact name and returns it.
+    /// Publishes `staged` under the first free artifact name and returns it.
     fn publish(
         &self,
-        dir: &Path,
+        root: &Dir,
         staged: &Staged,
         sequence: u64,
         key: &str,
@@ -254,21 +251,20 @@ impl FileStore {
         for attempt in 0..MAX_NAME_ATTEMPTS {
             let counter = if attempt == 0 { sequence } else { self.next_sequence() };
             let filename = names::artifact_filename(now_ms(), counter, key, content_type);
-            let target = dir.join(&filename);
-            if staged.publish_new(&target).map_err(artifact_write_error)? {
+            if staged.publish_new(root, &filename).map_err(artifact_write_error)? {
                 return Ok(filename);
             }
         }
         Err(StorageError::io(
             "find a free artifact name in",
-            dir,
+            root.path(),
             io::Error::from(io::ErrorKind::AlreadyExists),
         ))
     }
 
-    /// Opens the directory on first use: validates the path, creates the
-    /// directory (best effort; a store reports the error), removes stale
-    /// temporary files and loads the known content types.
+    /// Opens the directory on first use: validates the path, creates and
+    /// opens the directory (best effort; a store reports the error), removes
+    /// stale temporary files and loads the known content types.
     fn open(&self) -> Result<&Opened, StorageError> {
         if let Some(opened) = self.opened.get() {
             return Ok(opened);
@@ -287,10 +283,33 @@ impl FileStore {
             return Ok(opened);
         }
         let dir = PathBuf::from(&self.artifact_dir);
-        let _ = fs::create_dir_all(&dir);
-        offload_atomic::sweep_stale(&dir, &ARTIFACT_TEMPS, offload_atomic::STALE_AFTER);
+        let root = Dir::open(&dir, true, self.durable).ok().map(Arc::new);
+        if let Some(root) = &root {
+            root.sweep_stale(&ARTIFACT_TEMPS, offload_atomic::STALE_AFTER);
+        }
         let types = ContentTypes::load(&dir);
-        Ok(self.opened.get_or_init(|| Opened { dir, types }))
+        Ok(self.opened.get_or_init(|| Opened { dir, root: RwLock::new(root), types }))
+    }
+}
+
+impl Opened {
+    /// The open artifact directory (opened, and created, if it could not be
+    /// when the store opened).
+    fn root(&self, durable: bool) -> Result<Arc<Dir>, StorageError> {
+        if let Some(root) = self.root.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            return Ok(Arc::clone(root));
+        }
+        self.reopen(durable)
+    }
+
+    /// Creates the directory if needed and opens it again (after it was
+    /// removed while open, a new directory has to be created and opened).
+    fn reopen(&self, durable: bool) -> Result<Arc<Dir>, StorageError> {
+        let root = Dir::open(&self.dir, true, durable)
+            .map(Arc::new)
+            .map_err(|e| StorageError::io("create artifact directory", &self.dir, e))?;
+        *self.root.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&root));
+        Ok(root)
     }
 }
 
@@ -315,11 +334,11 @@ impl BlobStore for FileStore {
         let cwd = cwd.as_deref().and_then(Path::to_str);
         let filename = resolve::reference_filename(&self.artifact_dir, reference, cwd)
             .ok_or_else(|| StorageError::not_found(reference))?;
-        let path = opened.dir.join(filename);
-        let content = match read::read_regular_file(&path) {
-            Ok(content) => content,
-            Err(ReadFailure::NotFound) => return Err(StorageError::not_found(reference)),
-            Err(ReadFailure::Io(e)) => return Err(StorageError::io("read artifact", path, e)),
+        let root = opened.root(self.durable)?;
+        let content = match root.read_file(filename) {
+            Ok(Found::File(content)) => content,
+            Ok(Found::Directory | Found::Absent) => return Err(StorageError::not_found(reference)),
+            Err(e) => return Err(StorageError::io("read artifact", opened.dir.join(filename), e)),
         };
         let content_type = opened
             .types

@@ -43,9 +43,10 @@ pub fn sanitize_id(raw: &str) -> String {
 /// The extension the SDK appends for `content_type`: `.txt` for
 /// `text/plain`, otherwise `.` followed by the text after the last `/`.
 ///
-/// Characters that cannot or should not appear in a file name (NUL, `\`,
-/// ASCII control characters) are replaced by `_`; everything else is kept so
-/// names stay identical to the SDK's.
+/// Characters that some platform cannot have in a file name (`\`, `:`,
+/// `<>"|?*`, ASCII control characters) are replaced by `_`, and so is a
+/// trailing `.` or space (Windows drops them); everything else is kept, so
+/// names stay identical to the SDK's for every common content type.
 pub(crate) fn extension_for(content_type: &str) -> String {
     if content_type == "text/plain" {
         return ".txt".to_owned();
@@ -54,13 +55,24 @@ pub(crate) fn extension_for(content_type: &str) -> String {
     let mut ext = String::with_capacity(subtype.len() + 1);
     ext.push('.');
     for c in subtype.chars() {
-        if c == '\\' || c.is_ascii_control() {
+        if is_unportable_char(c) {
             ext.push('_');
         } else {
             ext.push(c);
         }
     }
+    if ext.ends_with(['.', ' ']) {
+        if ext.len() > 1 {
+            ext.pop();
+        }
+        ext.push('_');
+    }
     ext
+}
+
+/// A character some platform does not allow in a file name.
+fn is_unportable_char(c: char) -> bool {
+    matches!(c, '/' | '\\' | ':' | '<' | '>' | '"' | '|' | '?' | '*') || c.is_ascii_control()
 }
 
 /// Builds the artifact file name
@@ -90,15 +102,20 @@ pub(crate) fn artifact_filename(
     format!("{prefix}{short_key}{tag}{ext}")
 }
 
-/// Whether `name` could be an artifact file name: non-empty, not hidden
-/// (temporary files, the journal and the metadata file all start with `.`),
-/// and free of path separators and NUL bytes.
+/// Whether `name` has the shape of an artifact file name
+/// (`<digits>_<digits>_...`, as the SDK and this store name artifacts).
+pub(crate) fn has_artifact_shape(name: &str) -> bool {
+    !name.contains('/') && crate::names_an_artifact(name)
+}
+
+/// Whether `name` may be read as an artifact: artifact-shaped, with no
+/// character any platform reads as a separator, a drive or a stream (`/`,
+/// `\\`, `:`) and no control character. Everything else (hidden files, the
+/// journal, temporaries, values of the key-value API, `C:.env`) is refused
+/// as a reference. (Names the SDK wrote with other characters that Windows
+/// refuses, such as a trailing `.`, still read where they exist.)
 pub(crate) fn is_artifact_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('.')
-        && !name.contains('/')
-        && !name.contains('\0')
-        && (cfg!(unix) || !name.contains('\\'))
+    has_artifact_shape(name) && !name.chars().any(|c| matches!(c, '/' | '\\' | ':') || c.is_control())
 }
 
 fn truncate_at_char_boundary(s: &mut String, max_bytes: usize) {
@@ -152,8 +169,9 @@ mod tests {
             ".plain; charset=utf-8"
         );
         assert_eq!(extension_for("weird"), ".weird");
-        assert_eq!(extension_for(""), ".");
+        assert_eq!(extension_for(""), "._");
         assert_eq!(extension_for("a/b\\c\0d\ne"), ".b_c_d_e");
+        assert_eq!(extension_for("x/a:b<c>d|e?f*g\"h."), ".a_b_c_d_e_f_g_h_");
     }
 
     #[test]
@@ -182,6 +200,10 @@ mod tests {
     #[test]
     fn artifact_name_rules() {
         assert!(is_artifact_name("1_1_a.txt"));
+        assert!(is_artifact_name("1700000000000_12_tool-1_0.svg+xml"));
+        for name in ["C:.env", "1_1_a:b", "1_1_a\\b", "1_1_a\nb", "1_1", "a_1_b", "_1_b", "con"] {
+            assert!(!is_artifact_name(name), "{name}");
+        }
         assert!(!is_artifact_name(""));
         assert!(!is_artifact_name(".metadata.json"));
         assert!(!is_artifact_name(".."));

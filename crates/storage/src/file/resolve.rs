@@ -198,37 +198,41 @@ mod tests {
         let cwd = Some("/w");
         let ok = |dir: &str, r: &str| reference_filename(dir, r, cwd).map(str::to_owned);
         assert_eq!(
-            ok("./artifacts", "artifacts/f.txt").as_deref(),
-            Some("f.txt")
+            ok("./artifacts", "artifacts/1_2_f.txt").as_deref(),
+            Some("1_2_f.txt")
         );
         assert_eq!(
-            ok("./artifacts", "./artifacts/f.txt").as_deref(),
-            Some("f.txt")
+            ok("./artifacts", "./artifacts/1_2_f.txt").as_deref(),
+            Some("1_2_f.txt")
         );
         assert_eq!(
-            ok("./artifacts", "/w/artifacts/f.txt").as_deref(),
-            Some("f.txt")
+            ok("./artifacts", "/w/artifacts/1_2_f.txt").as_deref(),
+            Some("1_2_f.txt")
         );
         assert_eq!(
-            ok("/w/artifacts", "artifacts/f.txt").as_deref(),
-            Some("f.txt")
+            ok("/w/artifacts", "artifacts/1_2_f.txt").as_deref(),
+            Some("1_2_f.txt")
         );
-        assert_eq!(ok("artifacts", "f.txt").as_deref(), Some("f.txt"));
-        assert_eq!(ok("artifacts", "./f.txt").as_deref(), Some("f.txt"));
+        assert_eq!(ok("artifacts", "1_2_f.txt").as_deref(), Some("1_2_f.txt"));
+        assert_eq!(ok("artifacts", "./1_2_f.txt").as_deref(), Some("1_2_f.txt"));
         assert_eq!(
-            ok("artifacts", "../artifacts/f.txt").as_deref(),
-            Some("f.txt")
+            ok("artifacts", "../artifacts/1_2_f.txt").as_deref(),
+            Some("1_2_f.txt")
         );
-        assert_eq!(ok("/tmp/art", "/tmp/art/f").as_deref(), Some("f"));
-        assert_eq!(ok("/tmp/art", "/tmp/art2/f"), None);
-        assert_eq!(ok("/tmp/art", "/tmp/art/sub/f"), None);
-        assert_eq!(ok("/tmp/art", "../f"), None);
+        assert_eq!(ok("/tmp/art", "/tmp/art/1_2_f").as_deref(), Some("1_2_f"));
+        assert_eq!(ok("/tmp/art", "/tmp/art2/1_2_f"), None);
+        assert_eq!(ok("/tmp/art", "/tmp/art/sub/1_2_f"), None);
+        assert_eq!(ok("/tmp/art", "../1_2_f"), None);
         assert_eq!(ok("/tmp/art", "/etc/passwd"), None);
         assert_eq!(ok("/tmp/art", "/tmp/art/.metadata.json"), None);
         assert_eq!(ok("/tmp/art", "/tmp/art/"), None);
         assert_eq!(ok("/tmp/art", "/tmp/art/.."), None);
-        assert_eq!(ok("/tmp/art", "f\0x"), None);
-        assert_eq!(reference_filename("rel", "other/f", None), None);
-        assert_eq!(reference_filename("rel", "rel/f", None), Some("f"));
+        assert_eq!(ok("/tmp/art", "1_2_f\0x"), None);
+        // Only artifact names that mean the same on every platform.
+        for reference in ["f.txt", "C:.env", "C:/Users/x/secret", "1_2_f:x", "/tmp/art/C:1_2_f", "1_2_f\n", "/tmp/art/notes.json"] {
+            assert_eq!(ok("/tmp/art", reference), None, "{reference}");
+        }
+        assert_eq!(reference_filename("rel", "other/1_2_f", None), None);
+        assert_eq!(reference_filename("rel", "rel/1_2_f", None), Some("1_2_f"));
     }
 }
