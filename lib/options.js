@@ -1,5 +1,6 @@
 // The plugin's options: defaults (the SDK's), the choices of each opt-in option, and
 // their validation with clear errors, in the order the SDK checks its own.
+import { checkNumber } from './numbers.js'
 
 /** Characters per token of the SDK's previews and output budgets. */
 export const CHARS_PER_TOKEN = 4
@@ -36,6 +37,11 @@ function oneOf(option, value, choices) {
 export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_AFTER_CYCLES) {
   const maxResultTokens = config.maxResultTokens ?? DEFAULT_MAX_RESULT_TOKENS
   const previewTokens = config.previewTokens ?? DEFAULT_PREVIEW_TOKENS
+  // Past the SDK's own checks (below): no NaN or non-number. Fractions work (token
+  // counts are whole, so `tokens > 2500.5` is `tokens > 2500`); Infinity means "only
+  // when shouldOffload says so".
+  checkNumber('maxResultTokens', maxResultTokens, 'a positive number of tokens (or Infinity)', () => true)
+  checkNumber('previewTokens', previewTokens, 'a non-negative number of tokens', () => true)
   if (maxResultTokens <= 0) throw new Error('maxResultTokens must be positive')
   if (previewTokens < 0) throw new Error('previewTokens must be non-negative')
   if (previewTokens >= maxResultTokens) throw new Error('previewTokens must be less than maxResultTokens')

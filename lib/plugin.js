@@ -22,6 +22,9 @@ import { InMemoryStorage } from './storage/memory.js'
 import { NATIVE } from './storage/native-backed.js'
 import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
 
+/** The largest output budget the native search takes (u32). */
+const MAX_SEARCH_CHARS = 0xffff_ffff
+
 /**
  * Plugin that offloads oversized tool results (drop-in for the SDK's ContextOffloader).
  *
@@ -133,7 +136,8 @@ export class ContextOffloader {
   getTools() {
     if (!this._includeRetrievalTool) return []
     this._retrievalTool ??= createRetrievalTool({
-      maxChars: this._maxResultTokens * CHARS_PER_TOKEN,
+      // The SDK's budget (slicing floors it), within what the native search takes.
+      maxChars: Math.min(Math.floor(this._maxResultTokens * CHARS_PER_TOKEN), MAX_SEARCH_CHARS),
       storageFor: (context) => this._storageForToolContext(context),
     })
     return [this._retrievalTool]
@@ -189,8 +193,11 @@ export class ContextOffloader {
         : heuristicContentTokens(content)
       return { exceeds: tokens > this._maxResultTokens, tokens, approximate: true, compact }
     }
+    // Token counts are whole: `tokens > 2500.5` is `tokens > 2500`; nothing exceeds Infinity.
+    if (this._maxResultTokens === Infinity) return { exceeds: false, compact }
+    const limit = Math.floor(this._maxResultTokens)
     const maxTokenBytes = await this._encodingReady
-    const exceeds = await counting.exceedsLimit(content, tokenizer, this._maxResultTokens, maxTokenBytes, compact)
+    const exceeds = await counting.exceedsLimit(content, tokenizer, limit, maxTokenBytes, compact)
     return { exceeds, compact }
   }
 
@@ -233,9 +240,12 @@ export class ContextOffloader {
     } catch (err) {
       storageError = err
     }
-    const measurePromise = this._headerMeasure(content, decision)
-    const { preview, utf8, nativeTexts } = await this._preview(content, texts, storage)
-    const measure = await measurePromise
+    // Counting and previewing run side by side; if either fails, both are awaited (no
+    // rejection is left unhandled).
+    const [{ preview, utf8, nativeTexts }, measure] = await Promise.all([
+      this._preview(content, texts, storage),
+      this._headerMeasure(content, decision),
+    ])
 
     let references
     try {

@@ -1,6 +1,7 @@
 // Exact BPE token counting in OpenAI encodings, computed natively: argument
 // checking in front of the addon's counting functions.
 import { native } from './native.js'
+import { describe } from './numbers.js'
 
 /**
  * The encodings that can be counted natively: `'o200k_base'` (GPT-4o, GPT-4.1,
@@ -17,14 +18,6 @@ function checkArguments(text, encoding) {
   if (!ENCODINGS.includes(encoding)) {
     throw new TypeError(`encoding must be one of ${ENCODINGS.map((e) => `'${e}'`).join(', ')}, got ${describe(encoding)}`)
   }
-}
-
-/** A short description of a value for an error message. */
-function describe(value) {
-  if (value === null) return 'null'
-  if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`
-  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object'
-  return `${typeof value} ${String(value)}`
 }
 
 /**

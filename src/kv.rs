@@ -120,14 +120,14 @@ impl NativeStore {
 
   /// Unified storage: stores `data` under `key` (replacing any value); `scope`
   /// is a namespace of a file store (keys relative to it).
-  #[napi(ts_return_type = "Promise<void>")]
+  #[napi(ts_return_type = "Promise<void>", catch_unwind)]
   pub fn kv_write(&self, key: String, data: Uint8Array, scope: Option<String>) -> AsyncTask<KvTask> {
     self.kv_task(scope, KvOp::Write(key, data))
   }
 
   /// Unified storage, in memory only: stores `data` right away when it is at
   /// most 1 MiB; returns `false` (doing nothing) otherwise or for files.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn kv_write_now(&self, key: String, data: &[u8]) -> Result<bool> {
     match &self.backend {
       Backend::Memory(m) if data.len() <= INLINE_MEMORY_WRITE => {
@@ -139,25 +139,25 @@ impl NativeStore {
   }
 
   /// Unified storage: the bytes under `key`, or `null`.
-  #[napi(ts_return_type = "Promise<Buffer | null>")]
+  #[napi(ts_return_type = "Promise<Buffer | null>", catch_unwind)]
   pub fn kv_read(&self, key: String, scope: Option<String>) -> AsyncTask<KvTask> {
     self.kv_task(scope, KvOp::Read(key))
   }
 
   /// Unified storage: removes `key`; resolves whether it existed.
-  #[napi(ts_return_type = "Promise<boolean>")]
+  #[napi(ts_return_type = "Promise<boolean>", catch_unwind)]
   pub fn kv_delete(&self, key: String, scope: Option<String>) -> AsyncTask<KvTask> {
     self.kv_task(scope, KvOp::Delete(key))
   }
 
   /// Unified storage: the keys starting with `prefix`, sorted as JavaScript sorts.
-  #[napi(ts_return_type = "Promise<string[]>")]
+  #[napi(ts_return_type = "Promise<string[]>", catch_unwind)]
   pub fn kv_list(&self, prefix: String, scope: Option<String>) -> AsyncTask<KvTask> {
     self.kv_task(scope, KvOp::List(prefix))
   }
 
   /// Unified storage, in memory only: removes every value (offloaded blocks are kept).
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn kv_clear(&self) -> Result<()> {
     if let Backend::Memory(m) = &self.backend {
       m.clear_values();

@@ -59,13 +59,13 @@ impl EncodedText {
 #[napi]
 impl EncodedText {
   /// Length in bytes.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn byte_length(&self) -> f64 {
     self.bytes.len() as f64
   }
 
   /// A copy of the bytes as a `Buffer` (for storages written in JavaScript).
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn to_buffer(&self) -> Buffer {
     Buffer::from(self.bytes.to_vec())
   }
@@ -90,13 +90,13 @@ pub struct PreviewBuilder {
 #[napi]
 impl PreviewBuilder {
   /// An empty builder.
-  #[napi(constructor)]
+  #[napi(constructor, catch_unwind)]
   pub fn new() -> Self {
     Self::default()
   }
 
   /// Adds one block (its text is moved out of `text`); `json` marks pretty-printed JSON.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn add(&mut self, text: &mut NativeText, json: bool) {
     let kind = if json { BlockKind::Json } else { BlockKind::Text };
     self.blocks.push((kind, text.take()));
@@ -104,7 +104,7 @@ impl PreviewBuilder {
 
   /// Encodes every block as UTF-8 and builds the preview, on a worker thread.
   /// Rejects an unknown mode or encoding right away.
-  #[napi(ts_return_type = "Promise<PreparedOffload>")]
+  #[napi(ts_return_type = "Promise<PreparedOffload>", catch_unwind)]
   pub fn build(&mut self, spec: PreviewSpec) -> Result<AsyncTask<Work<PreparedOffload>>> {
     let mode = PreviewMode::from_str(&spec.mode).map_err(|err| Error::new(Status::InvalidArg, err.to_string()))?;
     let encoding = spec.encoding.as_deref().map(parse_encoding).transpose()?;

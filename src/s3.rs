@@ -42,6 +42,9 @@ pub struct S3StoreOptions {
   pub part_size: Option<f64>,
 }
 
+/// Longest per-attempt timeout accepted (a day).
+const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
 fn positive(name: &str, value: f64) -> Result<f64> {
   if value.is_finite() && value > 0.0 {
     Ok(value)
@@ -63,7 +66,11 @@ pub(crate) fn options_of(bucket: String, options: Option<S3StoreOptions>) -> Res
     session_token: c.session_token,
   });
   if let Some(ms) = o.timeout_ms {
-    out.timeout = Duration::from_secs_f64(positive("timeoutMs", ms)? / 1000.0);
+    let ms = positive("timeoutMs", ms)?;
+    out.timeout = Duration::try_from_secs_f64(ms / 1000.0)
+      .ok()
+      .filter(|d| *d <= MAX_TIMEOUT)
+      .ok_or_else(|| Error::new(Status::InvalidArg, format!("timeoutMs must be at most {}, got {ms}", MAX_TIMEOUT.as_millis())))?;
   }
   if let Some(n) = o.max_attempts {
     out.max_attempts = n;
@@ -110,26 +117,26 @@ impl NativeS3Store {
 #[napi]
 impl NativeS3Store {
   /// A store for `bucket`; no request is made until the first store or retrieve.
-  #[napi(constructor)]
+  #[napi(constructor, catch_unwind)]
   pub fn new(bucket: String, options: Option<S3StoreOptions>) -> Result<Self> {
     let store = S3Store::new(options_of(bucket, options)?).map_err(to_js_error)?;
     Ok(Self { store: Arc::new(store) })
   }
 
   /// The bucket written to.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn bucket(&self) -> String {
     self.store.bucket().to_owned()
   }
 
   /// The normalised key prefix (`""` or ending in `/`).
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn prefix(&self) -> String {
     self.store.prefix().to_owned()
   }
 
   /// Never stores synchronously (every store is a network request): always `null`.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn store_text_now(
     &self,
     _key: String,
@@ -141,7 +148,7 @@ impl NativeS3Store {
   }
 
   /// Never stores synchronously: always `null`; use `storeBytes`.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn store_bytes_now(
     &self,
     _key: String,
@@ -154,7 +161,7 @@ impl NativeS3Store {
 
   /// Uploads text moved out of a [`NativeText`]. The sequence number is taken now,
   /// so blocks are numbered in the order they were handed over.
-  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  #[napi(ts_return_type = "Promise<StoreOutcome>", catch_unwind)]
   pub fn store_text<'env>(
     &self,
     env: &'env Env,
@@ -168,7 +175,7 @@ impl NativeS3Store {
   }
 
   /// Uploads raw bytes (copied before the call returns).
-  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  #[napi(ts_return_type = "Promise<StoreOutcome>", catch_unwind)]
   pub fn store_bytes<'env>(
     &self,
     env: &'env Env,
@@ -203,7 +210,7 @@ impl NativeS3Store {
 
   /// Unified storage: stores `data` (copied before the call returns) under `key`.
   /// Errors are `<StorageError message>\0<cause>`, as those of `NativeStore`.
-  #[napi(ts_return_type = "Promise<void>")]
+  #[napi(ts_return_type = "Promise<void>", catch_unwind)]
   pub fn kv_write<'env>(&self, env: &'env Env, key: String, data: &[u8]) -> Result<PromiseRaw<'env, ()>> {
     let store = self.store.clone();
     let bytes = Bytes::copy_from_slice(data);

@@ -49,14 +49,14 @@ pub struct NativeS3SnapshotStore {
 #[napi]
 impl NativeS3SnapshotStore {
   /// Snapshots in `bucket`; `options.prefix` is used unnormalised, as the SDK does.
-  #[napi(constructor)]
+  #[napi(constructor, catch_unwind)]
   pub fn new(bucket: String, options: Option<S3StoreOptions>) -> Result<Self> {
     let store = S3Snapshots::new(options_of(bucket, options)?).map_err(snapshot_error)?;
     Ok(Self { store: Arc::new(store) })
   }
 
   /// The object key of a file, validated as the SDK validates it (throws its message).
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn object_key(&self, location: SnapshotScope, kind: String, snapshot_id: Option<String>) -> Result<String> {
     let kind = kind_of(&kind, snapshot_id.as_deref())?;
     let SnapshotScope { session_id, scope, scope_id } = &location;

@@ -47,14 +47,14 @@ pub(crate) fn page_limit(limit: Option<f64>) -> Option<usize> {
 #[napi]
 impl NativeSnapshotDir {
   /// Snapshot storage rooted at `baseDir`; `durable` fsyncs every write.
-  #[napi(constructor)]
+  #[napi(constructor, catch_unwind)]
   pub fn new(base_dir: String, durable: Option<bool>) -> Self {
     Self { dir: Arc::new(SnapshotDir::new(base_dir, durable.unwrap_or(false))) }
   }
 
   /// Atomically replaces a file (`kind`: `latest`, `manifest` or `history`)
   /// with `content`. Writes to one file land in call order.
-  #[napi(ts_return_type = "Promise<void>")]
+  #[napi(ts_return_type = "Promise<void>", catch_unwind)]
   pub fn write(
     &self,
     location: SnapshotScope,
@@ -69,7 +69,7 @@ impl NativeSnapshotDir {
   }
 
   /// A file's text, or `null` when it does not exist.
-  #[napi(ts_return_type = "Promise<string | null>")]
+  #[napi(ts_return_type = "Promise<string | null>", catch_unwind)]
   pub fn read(
     &self,
     location: SnapshotScope,
@@ -87,7 +87,7 @@ impl NativeSnapshotDir {
   }
 
   /// Immutable snapshot ids in ascending order, after `startAfter`, at most `limit`.
-  #[napi(ts_return_type = "Promise<string[]>")]
+  #[napi(ts_return_type = "Promise<string[]>", catch_unwind)]
   pub fn list_ids(
     &self,
     location: SnapshotScope,
@@ -100,7 +100,7 @@ impl NativeSnapshotDir {
   }
 
   /// Removes everything of a session.
-  #[napi(ts_return_type = "Promise<void>")]
+  #[napi(ts_return_type = "Promise<void>", catch_unwind)]
   pub fn delete_session(&self, session_id: String) -> AsyncTask<Work<()>> {
     let dir = self.dir.clone();
     on_worker(move || dir.delete_session(&session_id).map_err(to_js_error))

@@ -148,14 +148,14 @@ impl NativeStore {
 impl NativeStore {
   /// An in-memory store; `evictAfter` is the number of idle agent cycles before an
   /// entry is dropped (`null` disables eviction).
-  #[napi(factory)]
+  #[napi(factory, catch_unwind)]
   pub fn memory(evict_after: Option<f64>) -> Result<Self> {
     let store = MemoryStore::new(cycles(evict_after)?).map_err(to_js_error)?;
     Ok(Self { backend: Backend::Memory(Arc::new(store)) })
   }
 
   /// A store writing one file per block into `dir` (created on first use).
-  #[napi(factory)]
+  #[napi(factory, catch_unwind)]
   pub fn file(dir: String, durable: Option<bool>) -> Self {
     let store = FileStore::new(&dir).with_durable(durable.unwrap_or(false));
     Self { backend: Backend::File(Arc::new(store)) }
@@ -163,7 +163,7 @@ impl NativeStore {
 
   /// Stores text assembled in a [`NativeText`] (the text is moved out of it).
   /// `concatenated` selects the `<dir>/<name>` reference form the plugin uses for files.
-  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  #[napi(ts_return_type = "Promise<StoreOutcome>", catch_unwind)]
   pub fn store_text(
     &self,
     key: String,
@@ -179,7 +179,7 @@ impl NativeStore {
   /// file of at most [`INLINE_WRITE_LIMIT`] bytes (a few tens of microseconds, less
   /// than a round trip to a worker thread). Returns `null` (and takes nothing)
   /// otherwise; then call `storeText`.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn store_text_now(
     &self,
     key: String,
@@ -201,7 +201,7 @@ impl NativeStore {
   /// Stores small content right away on the JavaScript thread: any size in memory,
   /// up to [`INLINE_WRITE_LIMIT`] bytes for files. Returns `null` for larger files;
   /// then call `storeBytes`, which works on a worker thread.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn store_bytes_now(
     &self,
     key: String,
@@ -220,7 +220,7 @@ impl NativeStore {
   }
 
   /// Stores raw bytes (copied on the worker thread).
-  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  #[napi(ts_return_type = "Promise<StoreOutcome>", catch_unwind)]
   pub fn store_bytes(
     &self,
     key: String,
@@ -235,7 +235,7 @@ impl NativeStore {
   /// when that is cheap: always in memory (the bytes are shared, not copied), files
   /// of at most [`INLINE_WRITE_LIMIT`] bytes. Returns `null` otherwise; then call
   /// `storeEncoded`.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn store_encoded_now(
     &self,
     key: String,
@@ -253,7 +253,7 @@ impl NativeStore {
   }
 
   /// Stores text that is already UTF-8 in native memory, on a worker thread.
-  #[napi(ts_return_type = "Promise<StoreOutcome>")]
+  #[napi(ts_return_type = "Promise<StoreOutcome>", catch_unwind)]
   pub fn store_encoded(
     &self,
     key: String,
@@ -265,7 +265,7 @@ impl NativeStore {
   }
 
   /// Reads a block back; rejects with `Reference not found: <ref>` when it is unknown.
-  #[napi(ts_return_type = "Promise<RetrieveOutcome>")]
+  #[napi(ts_return_type = "Promise<RetrieveOutcome>", catch_unwind)]
   pub fn retrieve(&self, reference: String) -> AsyncTask<Work<RetrieveOutcome>> {
     let backend = self.backend.clone();
     on_worker(move || {
@@ -286,39 +286,39 @@ impl NativeStore {
   }
 
   /// In-memory only: advances the agent cycle and evicts idle entries; returns how many.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn evict(&self, cycle: f64) -> Result<u32> {
     let cycle = if cycle.is_finite() && cycle > 0.0 { cycle as u64 } else { 0 };
     Ok(self.backend.memory()?.evict(cycle) as u32)
   }
 
   /// In-memory only: changes the eviction window (`null` disables eviction).
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn set_evict_after(&self, evict_after: Option<f64>) -> Result<()> {
     self.backend.memory()?.set_evict_after(cycles(evict_after)?).map_err(to_js_error)
   }
 
   /// In-memory only: drops every entry.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn clear(&self) -> Result<()> {
     self.backend.memory()?.clear();
     Ok(())
   }
 
   /// In-memory only: drops one entry; returns whether it existed.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn delete(&self, reference: String) -> Result<bool> {
     Ok(self.backend.memory()?.delete(&reference))
   }
 
   /// In-memory only: number of entries held.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn size(&self) -> Result<u32> {
     Ok(self.backend.memory()?.len() as u32)
   }
 
   /// In-memory only: total bytes of content held.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn byte_length(&self) -> Result<f64> {
     Ok(self.backend.memory()?.total_bytes() as f64)
   }

@@ -2,7 +2,8 @@
 //!
 //! A binding method checks and converts its arguments on the JavaScript
 //! thread, then hands a closure to [`on_worker`]; the closure runs on a
-//! worker thread and its value is handed to JavaScript as is.
+//! worker thread and its value is handed to JavaScript as is; a panic in it
+//! rejects the promise.
 
 use napi::bindgen_prelude::*;
 
@@ -23,7 +24,8 @@ where
 
   fn compute(&mut self) -> Result<T> {
     let job = self.job.take().ok_or_else(|| Error::new(Status::GenericFailure, "a worker task ran twice"))?;
-    job()
+    // A panic becomes a rejected promise; it never unwinds into libuv.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).map_err(panic_to_error)?
   }
 
   fn resolve(&mut self, _env: Env, output: T) -> Result<T> {

@@ -121,7 +121,7 @@ impl FromNapiValue for Utf16Slice {
 #[napi]
 impl NativeText {
   /// Creates an empty text; `expectedLength` (UTF-16 units) sizes the buffer.
-  #[napi(constructor)]
+  #[napi(constructor, catch_unwind)]
   pub fn new(expected_length: Option<f64>) -> Self {
     let expected_units = expected_length.filter(|n| n.is_finite() && *n > 0.0).map_or(0, |n| n as usize);
     Self { segments: Vec::new(), expected_units, non_ascii: false }
@@ -129,7 +129,7 @@ impl NativeText {
 
   /// Appends a slice whose characters are all below U+0100 (checked by the caller with
   /// `/[^\x00-\xff]/`, which V8 answers in constant time for one-byte strings).
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn push_latin1(&mut self, slice: StringArg) -> Result<()> {
     if !matches!(self.segments.last(), Some(Segment::Latin1(_))) {
       let remaining = self.expected_units.saturating_sub(self.length() as usize);
@@ -149,14 +149,14 @@ impl NativeText {
   }
 
   /// Appends a slice of any characters as raw UTF-16.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn push_utf16(&mut self, slice: Utf16Slice) {
     self.non_ascii |= slice.0.iter().any(|&u| u >= 0x80);
     self.segments.push(Segment::Utf16(slice.0));
   }
 
   /// Number of UTF-16 code units received so far.
-  #[napi(getter)]
+  #[napi(getter, catch_unwind)]
   pub fn length(&self) -> f64 {
     self
       .segments

@@ -72,14 +72,14 @@ fn count_up_to(text: &str, encoding: &str, limit: f64) -> Result<TokenCount> {
 /// Number of tokens of `text` in `encoding` (`'o200k_base'` or `'cl100k_base'`),
 /// counted on a worker thread; special tokens such as `<|endoftext|>` count as
 /// ordinary text.
-#[napi(ts_args_type = "text: string, encoding: string", ts_return_type = "Promise<number>")]
+#[napi(ts_args_type = "text: string, encoding: string", ts_return_type = "Promise<number>", catch_unwind)]
 pub fn count_tokens(text: Utf16Slice, encoding: String) -> AsyncTask<Work<f64>> {
   let mut text = WorkerText(text.into_units());
   on_worker(move || Ok(load(&encoding)?.count(&text.take()) as f64))
 }
 
 /// [`count_tokens`] on the calling thread (for short texts).
-#[napi]
+#[napi(catch_unwind)]
 pub fn count_tokens_sync(text: String, encoding: String) -> Result<f64> {
   Ok(load(&encoding)?.count(&text) as f64)
 }
@@ -88,13 +88,13 @@ pub fn count_tokens_sync(text: String, encoding: String) -> Result<f64> {
 /// thread: the exact count when it is at most `limit`, else `exceeded` with a
 /// count above `limit` that the text has at least. Costs about as much as
 /// encoding `limit` tokens, however long the text.
-#[napi]
+#[napi(catch_unwind)]
 pub fn count_tokens_up_to(text: String, encoding: String, limit: f64) -> Result<TokenCount> {
   count_up_to(&text, &encoding, limit)
 }
 
 /// [`count_tokens_up_to`] on a worker thread.
-#[napi(ts_args_type = "text: string, encoding: string, limit: number", ts_return_type = "Promise<TokenCount>")]
+#[napi(ts_args_type = "text: string, encoding: string, limit: number", ts_return_type = "Promise<TokenCount>", catch_unwind)]
 pub fn count_tokens_up_to_async(text: Utf16Slice, encoding: String, limit: f64) -> AsyncTask<Work<TokenCount>> {
   let mut text = WorkerText(text.into_units());
   on_worker(move || count_up_to(&text.take(), &encoding, limit))
@@ -102,7 +102,7 @@ pub fn count_tokens_up_to_async(text: Utf16Slice, encoding: String, limit: f64) 
 
 /// Loads the vocabulary of `encoding` on a worker thread (once per process);
 /// resolves with its longest token's length in UTF-8 bytes.
-#[napi(ts_return_type = "Promise<number>")]
+#[napi(ts_return_type = "Promise<number>", catch_unwind)]
 pub fn load_encoding(encoding: String) -> AsyncTask<Work<u32>> {
   on_worker(move || max_token_bytes(encoding))
 }
@@ -110,7 +110,7 @@ pub fn load_encoding(encoding: String) -> AsyncTask<Work<u32>> {
 /// The length in UTF-8 bytes of the longest token of `encoding`: a text of `n`
 /// bytes has at least `ceil(n / maxTokenBytes)` tokens. Loads the vocabulary on
 /// the calling thread if needed.
-#[napi]
+#[napi(catch_unwind)]
 pub fn max_token_bytes(encoding: String) -> Result<u32> {
   u32::try_from(load(&encoding)?.max_token_bytes()).map_err(to_js_error)
 }
@@ -119,7 +119,7 @@ pub fn max_token_bytes(encoding: String) -> Result<u32> {
 /// prefix of `text` with at most `maxTokens` tokens. The prefix ends after a
 /// token and never inside a character, so never between the halves of a
 /// surrogate pair.
-#[napi]
+#[napi(catch_unwind)]
 pub fn token_prefix_length(text: String, encoding: String, max_tokens: f64) -> Result<f64> {
   let max_tokens = token_budget("maxTokens", max_tokens)?;
   let end = load(&encoding)?.prefix_within(&text, max_tokens);

@@ -2,6 +2,7 @@
 // the layout of the SDK's session `S3Storage`. JSON is encoded and parsed here; requests
 // run natively with the timeouts, retries and in-flight cap of S3Storage.
 import { native } from '../native.js'
+import { describe } from '../numbers.js'
 import { SessionError } from '../sdk.js'
 import { s3ConnectionOptions } from '../storage/s3.js'
 import { defaultManifest, snapshotPage } from './validation.js'
@@ -48,6 +49,7 @@ export class S3SnapshotStorage {
     }
     this.#bucket = bucket
     this.#prefix = options.prefix ?? ''
+    if (typeof this.#prefix !== 'string') throw new TypeError(`prefix must be a string, got ${describe(this.#prefix)}`)
     const connection = s3ConnectionOptions(options)
     this.#native = new native.NativeS3SnapshotStore(bucket, {
       ...connection,

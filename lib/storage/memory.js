@@ -2,6 +2,7 @@
 // SDK's turn-based eviction, and the SDK's unified storage on a native map beside them.
 import { logger, EPHEMERAL } from '../sdk.js'
 import { native } from '../native.js'
+import { checkNumber } from '../numbers.js'
 import { NATIVE, NativeBackedStorage } from './native-backed.js'
 
 /**
@@ -27,8 +28,9 @@ export class InMemoryStorage extends NativeBackedStorage {
 
   /** @param {number | null} [evictAfterTurns=20] - idle cycles before eviction; `null` disables. */
   constructor(evictAfterTurns = InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
-    if (evictAfterTurns !== null && evictAfterTurns < 1) {
-      throw new Error('evictAfterTurns must be a positive integer')
+    if (evictAfterTurns !== null) {
+      checkNumber('evictAfterTurns', evictAfterTurns, 'a positive number of cycles or null', () => true)
+      if (evictAfterTurns < 1) throw new Error('evictAfterTurns must be a positive integer')
     }
     super(native.NativeStore.memory(nativeCycles(evictAfterTurns)), false)
     this.#evictAfterTurns = evictAfterTurns

@@ -1,11 +1,33 @@
 // S3Storage: offloaded blocks as objects of one S3 bucket, uploaded, downloaded and
 // searched natively, and the SDK's unified S3 storage on the same prefix.
 import { native, toBytes } from '../native.js'
+import { checkNumber, describe, integerIn, positiveUpTo } from '../numbers.js'
 import { NATIVE, NativeBackedStorage, kvCall } from './native-backed.js'
 
-/** The connection options shared by S3Storage and S3SnapshotStorage, as the native store takes them. */
+/** Longest per-attempt timeout accepted, in ms (a day). */
+const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000
+
+/**
+ * The connection options shared by S3Storage and S3SnapshotStorage, checked, as the
+ * native store takes them.
+ */
 export function s3ConnectionOptions(options) {
   const { region, endpoint, forcePathStyle, credentials, timeoutMs, maxAttempts, maxInFlight } = options ?? {}
+  for (const [name, value] of Object.entries({ region, endpoint })) {
+    if (value !== undefined && typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${describe(value)}`)
+  }
+  if (forcePathStyle !== undefined && typeof forcePathStyle !== 'boolean') {
+    throw new TypeError(`forcePathStyle must be a boolean, got ${describe(forcePathStyle)}`)
+  }
+  if (credentials !== undefined) {
+    const { accessKeyId, secretAccessKey, sessionToken } = credentials ?? {}
+    if (typeof accessKeyId !== 'string' || typeof secretAccessKey !== 'string' || !['string', 'undefined'].includes(typeof sessionToken)) {
+      throw new TypeError('credentials must be { accessKeyId: string, secretAccessKey: string, sessionToken?: string }')
+    }
+  }
+  if (timeoutMs !== undefined) checkNumber('timeoutMs', timeoutMs, `a number of milliseconds in (0, ${MAX_TIMEOUT_MS}]`, positiveUpTo(MAX_TIMEOUT_MS))
+  if (maxAttempts !== undefined) checkNumber('maxAttempts', maxAttempts, 'an integer from 1 to 100', integerIn(1, 100))
+  if (maxInFlight !== undefined) checkNumber('maxInFlight', maxInFlight, 'an integer from 1 to 1024', integerIn(1, 1024))
   return { region, endpoint, forcePathStyle, credentials, timeoutMs, maxAttempts, maxInFlight }
 }
 
@@ -24,7 +46,9 @@ export class S3Storage extends NativeBackedStorage {
    */
   constructor(bucket, options = {}) {
     if (typeof bucket !== 'string' || bucket.length === 0) throw new TypeError('S3Storage bucket must be a non-empty string')
-    super(new native.NativeS3Store(bucket, { prefix: options?.prefix, ...s3ConnectionOptions(options) }), false)
+    const prefix = options?.prefix
+    if (prefix !== undefined && typeof prefix !== 'string') throw new TypeError(`prefix must be a string, got ${describe(prefix)}`)
+    super(new native.NativeS3Store(bucket, { prefix, ...s3ConnectionOptions(options) }), false)
   }
 
   /** The bucket objects are written to. */

@@ -7,6 +7,7 @@
 use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use crate::pages::Continuation;
+use crate::reference::{fits_s3, key_too_long};
 use offload_storage::{artifact_key_error, names_an_artifact, normalize_key, normalize_prefix, sort_js, StorageError};
 
 use crate::store::cause_chain;
@@ -37,6 +38,15 @@ impl S3Store {
         format!("{}{key}", unified_prefix(&self.options.prefix))
     }
 
+    /// Refuses a key whose object key would be longer than S3 allows.
+    fn checked_object(&self, key: &str) -> Result<(), StorageError> {
+        let object = self.kv_object(key);
+        if fits_s3(&object) {
+            return Ok(());
+        }
+        Err(StorageError::InvalidKey(format!("Invalid storage key '{key}': {}", key_too_long("its object key", &object))))
+    }
+
     fn kv_permit_error(&self) -> StorageError {
         StorageError::InvalidArgument("the store was closed".to_owned())
     }
@@ -49,6 +59,7 @@ impl S3Store {
     /// (`Failed to write '<key>' to S3 bucket '<bucket>'`) when the upload fails.
     pub async fn kv_write(&self, key: &str, data: Bytes) -> Result<(), StorageError> {
         let key = value_key(key)?;
+        self.checked_object(&key)?;
         let client = self.client().await;
         let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
         let bucket = &self.options.bucket;
@@ -71,6 +82,7 @@ impl S3Store {
     /// (`Failed to read '<key>' from S3 bucket '<bucket>'`) for other failures.
     pub async fn kv_read(&self, key: &str) -> Result<Option<Bytes>, StorageError> {
         let key = value_key(key)?;
+        self.checked_object(&key)?;
         let client = self.client().await;
         let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
         let bucket = &self.options.bucket;
@@ -95,6 +107,7 @@ impl S3Store {
     /// (`Failed to delete '<key>' from S3 bucket '<bucket>'`) when the request fails.
     pub async fn kv_delete(&self, key: &str) -> Result<(), StorageError> {
         let key = value_key(key)?;
+        self.checked_object(&key)?;
         let client = self.client().await;
         let _permit = self.permit().await.map_err(|_| self.kv_permit_error())?;
         let bucket = &self.options.bucket;
@@ -119,6 +132,9 @@ impl S3Store {
         let normalized = normalize_prefix(prefix)?;
         let base = unified_prefix(&self.options.prefix);
         let list_prefix = format!("{base}{normalized}");
+        if !fits_s3(&list_prefix) {
+            return Ok(Vec::new());
+        }
         let client = self.client().await;
         let bucket = &self.options.bucket;
         let mut keys = Vec::new();
@@ -180,6 +196,38 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Segments of generated keys: plain names and everything hostile,
+    /// Windows-shaped ones included.
+    const SEGMENTS: &[&str] = &[
+        "a", "b", "ok.txt", ".h", ".", "..", "...", "", " ", "a.", "C:", "C:.env", "x:y", "CON", "nul.txt", "COM1",
+        "a\\b", "\u{0}", "a\tb", "<", "?", ".metadata.journal", "1700000000000_1_k.txt", "1_2_x", "k.__strands_tmp_1",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 100_000, failure_persistence: None, ..Default::default() })]
+
+        /// Every key the S3 store accepts maps to an object under its prefix
+        /// that is not an artifact of the store, with portable segments only.
+        #[test]
+        fn accepted_keys_stay_under_the_prefix_and_off_the_artifacts(
+            parts in proptest::collection::vec(proptest::sample::select(SEGMENTS), 1..4),
+            lead in proptest::bool::ANY,
+            prefix in proptest::sample::select(&["", "p/", "//a//b/", "x"][..]),
+        ) {
+            let raw = format!("{}{}", if lead { "/" } else { "" }, parts.join("/"));
+            if let Ok(key) = value_key(&raw) {
+                let base = unified_prefix(prefix);
+                let object = format!("{base}{key}");
+                proptest::prop_assert!(object.starts_with(&base));
+                proptest::prop_assert!(!names_an_artifact(&key), "{key}");
+                for segment in key.split('/') {
+                    proptest::prop_assert!(segment != "." && segment != ".." && !segment.is_empty(), "{key}");
+                    proptest::prop_assert_eq!(offload_storage::segment_problem(segment), None, "{}", key);
+                }
+            }
+        }
+    }
 
     #[test]
     fn unified_prefixes_match_the_sdk() {

@@ -13,10 +13,74 @@ pub fn normalize_prefix(prefix: &str) -> String {
     format!("{}/", prefix.trim_end_matches('/'))
 }
 
+/// S3's limit on object keys, in bytes of UTF-8. Longer keys are refused
+/// before any request is built (the HTTP client cannot even form the URI of
+/// a very long one).
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// Whether `key` is short enough to be an S3 object key.
+#[must_use]
+pub fn fits_s3(key: &str) -> bool {
+    key.len() <= MAX_KEY_BYTES
+}
+
+/// The error for a key over [`MAX_KEY_BYTES`].
+#[must_use]
+pub fn key_too_long(what: &str, key: &str) -> String {
+    format!(
+        "{what} would be {} bytes long; S3 object keys are at most {MAX_KEY_BYTES} bytes",
+        key.len()
+    )
+}
+
+/// Why `bucket`, `region` or `endpoint` cannot be used, if anything: a
+/// bucket is 1 to 255 of `A-Z a-z 0-9 . _ -`, a region 1 to 64 of
+/// `A-Z a-z 0-9 _ -`, an endpoint an `http://` or `https://` URL of at most
+/// 2,048 bytes without spaces or control characters.
+#[must_use]
+pub fn connection_problem(
+    bucket: &str,
+    region: Option<&str>,
+    endpoint: Option<&str>,
+) -> Option<String> {
+    let named = |s: &str, max: usize, extra: &[char]| {
+        !s.is_empty()
+            && s.len() <= max
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || extra.contains(&c))
+    };
+    if !named(bucket, 255, &['.', '_', '-']) {
+        return Some(
+            "bucket must be 1 to 255 characters of A-Z, a-z, 0-9, '.', '_' and '-'".to_owned(),
+        );
+    }
+    if region.is_some_and(|r| !named(r, 64, &['_', '-'])) {
+        return Some("region must be 1 to 64 characters of A-Z, a-z, 0-9, '_' and '-'".to_owned());
+    }
+    if let Some(endpoint) = endpoint {
+        let scheme = endpoint
+            .strip_prefix("https://")
+            .or_else(|| endpoint.strip_prefix("http://"));
+        let clean = endpoint.len() <= 2048
+            && !endpoint
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control());
+        if !clean || scheme.is_none_or(|rest| rest.is_empty() || rest.starts_with('/')) {
+            return Some(
+                "endpoint must be an http:// or https:// URL of at most 2048 bytes".to_owned(),
+            );
+        }
+    }
+    None
+}
+
 /// The object key for a block: `<prefix><ms>_<sequence>_<sanitize_id(key)>`.
 #[must_use]
 pub fn object_key(prefix: &str, timestamp_ms: u128, sequence: u64, key: &str) -> String {
-    format!("{prefix}{timestamp_ms}_{sequence}_{}", offload_storage::sanitize_id(key))
+    format!(
+        "{prefix}{timestamp_ms}_{sequence}_{}",
+        offload_storage::sanitize_id(key)
+    )
 }
 
 /// The reference handed back for an object: `s3://<bucket>/<key>`.
@@ -38,16 +102,20 @@ pub fn resolve_reference(bucket: &str, prefix: &str, reference: &str) -> Result<
     // `.` does not match line terminators, so a key containing one is a raw key.
     if let Some(rest) = reference.strip_prefix("s3://") {
         if let Some((ref_bucket, ref_key)) = rest.split_once('/') {
-            let key_ok = !ref_key.is_empty() && !ref_key.contains(['\n', '\r', '\u{2028}', '\u{2029}']);
+            let key_ok =
+                !ref_key.is_empty() && !ref_key.contains(['\n', '\r', '\u{2028}', '\u{2029}']);
             if !ref_bucket.is_empty() && key_ok {
                 if ref_bucket != bucket {
-                    return Err(S3Error::NotFound { reference: reference.to_owned(), detail: Some("bucket mismatch") });
+                    return Err(S3Error::NotFound {
+                        reference: reference.to_owned(),
+                        detail: Some("bucket mismatch"),
+                    });
                 }
                 key = ref_key;
             }
         }
     }
-    if !prefix.is_empty() && !key.starts_with(prefix) {
+    if (!prefix.is_empty() && !key.starts_with(prefix)) || !fits_s3(key) {
         return Err(S3Error::not_found(reference));
     }
     Ok(key.to_owned())
@@ -84,7 +152,10 @@ mod tests {
     #[test]
     fn foreign_buckets_and_keys_outside_the_prefix_are_rejected() {
         let err = resolve_reference("b", "", "s3://other/k").unwrap_err();
-        assert_eq!(err.to_string(), "Reference not found: s3://other/k (bucket mismatch)");
+        assert_eq!(
+            err.to_string(),
+            "Reference not found: s3://other/k (bucket mismatch)"
+        );
         let err = resolve_reference("b", "p/", "s3://b/q/1").unwrap_err();
         assert_eq!(err.to_string(), "Reference not found: s3://b/q/1");
         let err = resolve_reference("b", "p/", "q/1").unwrap_err();

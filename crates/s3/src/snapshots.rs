@@ -10,6 +10,7 @@
 //! Locations and snapshot ids are validated by `offload-sessions` (the SDK's checks and
 //! messages); failures carry the SDK's `SessionError` messages. JSON stays with the caller.
 
+use crate::reference::{fits_s3, key_too_long};
 use crate::pages::Continuation;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
@@ -43,6 +44,15 @@ pub enum S3SnapshotError {
     /// The store could not be configured.
     #[error(transparent)]
     Config(#[from] S3Error),
+}
+
+/// Refuses an object key longer than S3 allows (as an invalid identifier).
+fn checked(key: &str) -> Result<(), S3SnapshotError> {
+    if fits_s3(key) {
+        Ok(())
+    } else {
+        Err(S3SnapshotError::Invalid(SnapshotError::Invalid(key_too_long("the object key", key))))
+    }
 }
 
 impl S3SnapshotError {
@@ -112,6 +122,7 @@ impl S3Snapshots {
         };
         let location = SnapshotLocation::new(session_id, scope, scope_id)?;
         let key = format!("{}{}/{}", self.base, location.snapshots_key(), file.relative_key());
+        checked(&key)?;
         Ok((location, key))
     }
 
@@ -121,6 +132,7 @@ impl S3Snapshots {
     ///
     /// [`S3SnapshotError::Failed`] (`Failed to write S3 object <key>`).
     pub async fn write(&self, key: &str, text: String) -> Result<(), S3SnapshotError> {
+        checked(key)?;
         let client = self.store.client().await;
         let _permit = self.store.permit().await?;
         client
@@ -141,6 +153,7 @@ impl S3Snapshots {
     ///
     /// [`S3SnapshotError::Failed`] (`S3 error reading <key>`).
     pub async fn read(&self, key: String) -> Result<SnapshotText, S3SnapshotError> {
+        checked(&key)?;
         let client = self.store.client().await;
         let _permit = self.store.permit().await?;
         let message = || format!("S3 error reading {key}");
@@ -230,6 +243,7 @@ impl S3Snapshots {
     pub async fn delete_session(&self, session_id: &str) -> Result<(), S3SnapshotError> {
         validate::identifier(session_id)?;
         let prefix = format!("{}{session_id}/", self.base);
+        checked(&prefix)?;
         let client = self.store.client().await;
         let failed =
             |e: &dyn std::error::Error| S3SnapshotError::failed(format!("Failed to delete session {session_id}"), e);

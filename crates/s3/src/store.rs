@@ -10,7 +10,9 @@ use offload_storage::{Blob, NewBlob, Sequence, DEFAULT_CONTENT_TYPE};
 use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
 
 use crate::config::{build_client, S3Options};
-use crate::reference::{normalize_prefix, object_key, reference_for, resolve_reference};
+use crate::reference::{
+    connection_problem, fits_s3, key_too_long, normalize_prefix, object_key, reference_for, resolve_reference,
+};
 use crate::S3Error;
 
 /// An error and its sources as one line (`a: b: c`), without repeated messages.
@@ -58,8 +60,11 @@ impl S3Store {
     ///
     /// [`S3Error::Config`] for an empty bucket name or zero limits.
     pub fn new(mut options: S3Options) -> Result<Self, S3Error> {
-        if options.bucket.is_empty() {
-            return Err(S3Error::Config("bucket must be a non-empty string".into()));
+        if let Some(problem) = connection_problem(&options.bucket, options.region.as_deref(), options.endpoint.as_deref()) {
+            return Err(S3Error::Config(problem));
+        }
+        if !fits_s3(&options.prefix) {
+            return Err(S3Error::Config(key_too_long("the prefix", &options.prefix)));
         }
         if options.max_in_flight == 0 || options.part_size == 0 || options.max_attempts == 0 {
             return Err(S3Error::Config("maxInFlight, partSize and maxAttempts must be positive".into()));
@@ -128,6 +133,9 @@ impl S3Store {
         let NewBlob { sequence, key, content, content_type } = blob;
         let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         let object = object_key(&self.options.prefix, now_ms, sequence, key);
+        if !fits_s3(&object) {
+            return Err(S3Error::Config(key_too_long("the object key", &object)));
+        }
         if content.len() > self.options.multipart_threshold {
             self.put_multipart(&object, content, content_type).await?;
         } else {

@@ -231,7 +231,8 @@ fn missing_if_not_a_directory(e: io::Error) -> io::Result<Option<Dir>> {
 /// A namespace prefix normalised as a list prefix, as a directory (`""` or
 /// ending in `/`).
 fn scope_of(scope: &str) -> Result<String, StorageError> {
-    let scope = normalize_prefix(scope)?;
+    // A scope names directories: every segment is complete.
+    let scope = if scope.is_empty() { String::new() } else { normalize_prefix(&format!("{scope}/"))? };
     let scope = scope.trim_end_matches('/');
     Ok(if scope.is_empty() { String::new() } else { format!("{scope}/") })
 }
