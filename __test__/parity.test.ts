@@ -160,7 +160,6 @@ describe('constructor validation', () => {
     { evictAfterCycles: NaN },
     { evictAfterCycles: Infinity },
     { evictAfterCycles: '3' },
-    { maxResultTokens: NaN },
     { maxResultTokens: 10.5, previewTokens: 10.4 },
     { includeRetrievalTool: false },
     { includeRetrievalTool: 0 },
@@ -178,6 +177,13 @@ describe('constructor validation', () => {
       expect(outcome(impls.ours)).toEqual(outcome(impls.sdk))
     })
   }
+
+  test('divergence (documented): a NaN maxResultTokens is rejected; the SDK accepts it and never offloads', () => {
+    expect(new impls.sdk.ContextOffloader({ maxResultTokens: NaN }).name).toBe('strands:context-offloader')
+    expect(() => new impls.ours.ContextOffloader({ maxResultTokens: NaN })).toThrow(
+      'maxResultTokens must be a positive number of tokens (or Infinity), got number NaN',
+    )
+  })
 
   test('divergence (benign): ours accepts a missing config object, the SDK throws a TypeError', () => {
     expect(() => new impls.sdk.ContextOffloader()).toThrow(TypeError)
@@ -235,11 +241,8 @@ describe.each(ALL_KINDS)('offloading (%s storage)', (kind) => {
       new DocumentBlock({ format: 'pdf', name: 'report.pdf', source: { bytes: pdf } }),
       new VideoBlock({ format: 'mp4', source: { bytes: vid } }),
       new TextBlock(''),
-      new ImageBlock({ format: 'jpeg', source: { url: 'https://example.com/a.jpg' } }),
-      new VideoBlock({ format: 'webm', source: { location: { type: 's3', uri: 's3://bucket/v.webm' } } }),
       new DocumentBlock({ format: 'md', name: 'notes', source: { text: '# Notes\nline two ünïcødé' } }),
       new DocumentBlock({ format: 'json', name: 'doc-json', source: { text: '{"a": [1, 2, 3]}' } }),
-      new DocumentBlock({ format: 'txt', name: 'blocks', source: { content: [{ text: 'inner' }] } }),
     ]
     const r = await pair.offload(content)
     expect(r.ours).toEqual(r.sdk)
@@ -253,6 +256,26 @@ describe.each(ALL_KINDS)('offloading (%s storage)', (kind) => {
       const head = await pair.retrieve((side) => ({ reference: r.refs[side][i], context_lines: 3 }))
       expect(head.ours, `head of ref #${i}`).toEqual(head.sdk)
     }
+  })
+
+  test('divergence (documented): URL and S3 sources stay inline, a document of text blocks is stored; the SDK drops them', { timeout: T }, async () => {
+    const pair = new Pair(kind, {})
+    const url = new ImageBlock({ format: 'jpeg', source: { url: 'https://example.com/a.jpg' } })
+    const s3 = new VideoBlock({ format: 'webm', source: { location: { type: 's3', uri: 's3://bucket/v.webm' } } })
+    const content = () => [
+      new TextBlock('x\n'.repeat(20_000)),
+      url,
+      s3,
+      new DocumentBlock({ format: 'txt', name: 'blocks', source: { content: [{ text: 'inner' }] } }),
+    ]
+    const r = await pair.offload(content)
+    const sdkTexts = r.sdk.toolResult.content.map((b: any) => b.text)
+    expect(sdkTexts.slice(1)).toEqual(['[image: jpeg, 0 bytes]', '[video: webm, 0 bytes]', '[document: txt, blocks, 0 bytes]'])
+    const ours = r.ours.toolResult.content
+    expect(ours[1]).toEqual(JSON.parse(JSON.stringify(url)))
+    expect(ours[2]).toEqual(JSON.parse(JSON.stringify(s3)))
+    expect(ours[3].text).toMatch(/^\[document: txt, blocks, 5 bytes \| ref: \S+\]$/)
+    expect(r.refs.ours.length).toBe(r.refs.sdk.length + 1)
   })
 
   test('custom maxResultTokens/previewTokens, previewTokens 0, includeRetrievalTool false', { timeout: T }, async () => {

@@ -20,22 +20,44 @@ export function isMedia(block) {
   return block instanceof ImageBlock || block instanceof VideoBlock || block instanceof DocumentBlock
 }
 
-/** The bytes a media block carries (document text as UTF-8), or `undefined` (S3 or URL sources). */
+/**
+ * The bytes a media block carries (document text as UTF-8; a document made of text
+ * blocks as their text, one per line), or `undefined` for blocks that only point at
+ * their content (S3 locations, URLs).
+ */
 export function getBytes(block) {
   if (block instanceof ImageBlock && block.source.type === 'imageSourceBytes') return block.source.bytes
   if (block instanceof VideoBlock && block.source.type === 'videoSourceBytes') return block.source.bytes
   if (block instanceof DocumentBlock) {
     if (block.source.type === 'documentSourceBytes') return block.source.bytes
     if (block.source.type === 'documentSourceText') return new TextEncoder().encode(block.source.text)
+    if (block.source.type === 'documentSourceContentBlock') {
+      return new TextEncoder().encode(block.source.content.map((part) => part.text).join('\n'))
+    }
   }
   return undefined
 }
 
-/** The content type a media block is stored with (`image/png`, `video/mp4`, `application/pdf`). */
+/**
+ * The content type a media block is stored with (`image/png`, `video/mp4`,
+ * `application/pdf`; a document made of text blocks is `text/plain`, so it can be searched).
+ */
 export function mediaContentType(block) {
   if (block instanceof ImageBlock) return `image/${block.format}`
   if (block instanceof VideoBlock) return `video/${block.format}`
+  if (block instanceof DocumentBlock && block.source.type === 'documentSourceContentBlock') return 'text/plain'
   return `application/${block.format}`
+}
+
+/**
+ * Whether a block stays in the conversation as it is when its result is offloaded: a
+ * media block that only points at its content (an S3 location or a URL: small, and the
+ * model can still read what it points at), or a block of a kind the plugin does not
+ * store. Nothing of a result is ever dropped.
+ */
+export function staysInline(block) {
+  if (block instanceof TextBlock || block instanceof JsonBlock) return false
+  return !isMedia(block) || getBytes(block) === undefined
 }
 
 /**
@@ -65,14 +87,19 @@ export function decodeStoredContent(content, contentType, reference) {
 }
 
 /**
- * One placeholder text block per media block, as the SDK adds after the preview:
- * `[image: png, 1234 bytes | ref: <reference>]`, or with `missing` when not stored.
+ * One placeholder text block per stored media block, as the SDK adds after the preview
+ * (`[image: png, 1234 bytes | ref: <reference>]`, or with `missing` when not stored),
+ * and the blocks that stay inline ({@link staysInline}) themselves, in their order.
  */
 export function mediaPlaceholders(content, references, missing) {
   const out = []
   for (let i = 0; i < content.length; i++) {
     const block = content[i]
     if (block instanceof TextBlock || block instanceof JsonBlock) continue
+    if (staysInline(block)) {
+      out.push(block)
+      continue
+    }
     const ref = references[i]?.ref ?? ''
     const bytes = getBytes(block)
     const size = bytes ? bytes.length : 0

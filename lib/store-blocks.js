@@ -7,7 +7,7 @@
 // first `await`), so blocks stored with `Promise.all` are numbered in block order, as the
 // SDK numbers them.
 import { DocumentBlock, JsonBlock, TextBlock } from '@strands-agents/sdk'
-import { getBytes, isMedia, mediaContentType } from './content.js'
+import { getBytes, isMedia, mediaContentType, staysInline } from './content.js'
 import { asUint8Array, toNativeText } from './native.js'
 import { logger } from './sdk.js'
 import { NATIVE, PLUGIN_VIEW } from './storage/native-backed.js'
@@ -66,14 +66,19 @@ export async function storeBlock(storage, block, key, { text, nativeText, encode
     }
     return { ref, contentType, description: textDescription(block, byteLength) }
   }
-  if (isMedia(block)) {
-    const bytes = getBytes(block)
-    const contentType = mediaContentType(block)
-    const label = block instanceof DocumentBlock ? block.name : contentType
-    if (!bytes) return { ref: '', contentType, description: `${label}, 0 bytes` }
-    const ref = await storeContent(storage, key, bytes, contentType)
-    return { ref, contentType, description: `${label}, ${bytes.length.toLocaleString()} bytes` }
+  if (!isMedia(block)) {
+    // An empty text block has nothing to store (as in the SDK); a block of another kind
+    // stays in the conversation as it is.
+    logger.warn('unsupported content block type encountered during offloading, skipping')
+    return { ref: '', contentType: 'unknown', description: 'unknown block type' }
   }
-  logger.warn('unsupported content block type encountered during offloading, skipping')
-  return { ref: '', contentType: 'unknown', description: 'unknown block type' }
+  if (staysInline(block)) {
+    // S3 locations and URLs stay in the conversation as they are.
+    return { ref: '', contentType: mediaContentType(block), description: 'kept inline' }
+  }
+  const bytes = getBytes(block)
+  const contentType = mediaContentType(block)
+  const label = block instanceof DocumentBlock ? block.name : contentType
+  const ref = await storeContent(storage, key, bytes, contentType)
+  return { ref, contentType, description: `${label}, ${bytes.length.toLocaleString()} bytes` }
 }
