@@ -5,8 +5,19 @@ import { mediaKind, mediaTokens } from './media.js'
 import { native } from './native.js'
 import { tokenApi } from './tokens.js'
 
-/** Strings up to this many UTF-16 units are counted on the JavaScript thread. */
-const SYNC_COUNT_UNITS = 1 << 18
+/**
+ * Texts are counted on the JavaScript thread only when that is cheap whatever their
+ * script: up to 4,096 units of any text (at most about a millisecond, for CJK, whose long
+ * runs are the costliest to encode), or up to 32,768 units of ASCII (about 0.8 ms).
+ * Everything else goes to a worker thread.
+ */
+const INLINE_ANY_UNITS = 4096
+const INLINE_ASCII_UNITS = 32_768
+
+/** Whether counting `text` on the JavaScript thread is cheap (see above). */
+function countsInline(text) {
+  return text.length <= INLINE_ANY_UNITS || (text.length <= INLINE_ASCII_UNITS && !/[^\x00-\x7f]/.test(text))
+}
 /** Windows sampled to estimate the tokens of a text above the exact-count limit. */
 const ESTIMATE_WINDOWS = 16
 /** UTF-16 units per sampled window. */
@@ -63,7 +74,7 @@ function wholeCharacters(text, start, end) {
 export function createCounting(native, tokenApi) {
   /** Exact count, on the JavaScript thread for short strings, else on a worker. */
   async function countExact(text, encoding) {
-    if (text.length <= SYNC_COUNT_UNITS) return native.countTokensSync(text, encoding)
+    if (countsInline(text)) return native.countTokensSync(text, encoding)
     return native.countTokens(text, encoding)
   }
 
@@ -120,7 +131,7 @@ export function createCounting(native, tokenApi) {
       const remaining = limit - total
       if (Math.ceil(text.length / maxTokenBytes) > remaining) return true
       const counted =
-        text.length <= SYNC_COUNT_UNITS
+        countsInline(text)
           ? native.countTokensUpTo(text, encoding, remaining)
           : await native.countTokensUpToAsync(text, encoding, remaining)
       if (counted.exceeded) return true

@@ -19,7 +19,7 @@ import { isDelegatingAgentTool, logger, OFFLOADER_NAMESPACE } from './sdk.js'
 import { storeBlock, transferTexts } from './store-blocks.js'
 import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
-import { NATIVE } from './storage/native-backed.js'
+import { NATIVE, nativeFor } from './storage/native-backed.js'
 import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
 
 /** The largest output budget the native search takes (u32). */
@@ -223,7 +223,7 @@ export class ContextOffloader {
     }
     const preview = texts.size > 0 ? headPreview([...texts.values()], this._previewTokens) : ''
     // Native storages take the texts from native memory (handed over in slices, off the event loop).
-    const nativeTexts = storage?.[NATIVE] ? await transferTexts(texts) : new Map()
+    const nativeTexts = nativeFor(storage, 'store') ? await transferTexts(texts) : new Map()
     return { preview, utf8: new Map(), nativeTexts }
   }
 

@@ -2,7 +2,7 @@
 // answer text from the native outcome. The search itself runs natively, on the stored
 // blob of a native storage without copying it out, or on the bytes any other storage returns.
 import { native, toBytes } from './native.js'
-import { NATIVE } from './storage/native-backed.js'
+import { nativeFor } from './storage/native-backed.js'
 import { retrieveContent } from './storage/unified.js'
 
 /** Whether the tool's input asks for the whole content (no pattern, line range or context). */
@@ -39,7 +39,7 @@ function searchAnswer(outcome) {
  * @param {number} maxChars
  */
 export async function searchStored(storage, input, maxChars) {
-  const nativeStore = storage[NATIVE]
+  const nativeStore = nativeFor(storage, 'retrieve')
   if (nativeStore) return searchAnswer(await nativeStore.search(input.reference, searchQueryOf(input), maxChars))
   const result = await retrieveContent(storage, input.reference)
   const content = result.content instanceof Uint8Array ? result.content : toBytes(result.content)

@@ -10,7 +10,7 @@ import { DocumentBlock, JsonBlock, TextBlock } from '@strands-agents/sdk'
 import { getBytes, isMedia, mediaContentType, staysInline } from './content.js'
 import { asUint8Array, toNativeText } from './native.js'
 import { logger } from './sdk.js'
-import { NATIVE, PLUGIN_VIEW } from './storage/native-backed.js'
+import { PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
 import { storeContent } from './storage/unified.js'
 
 /**
@@ -25,8 +25,7 @@ export async function transferTexts(texts) {
 }
 
 /** Calls a native store method now, or its worker-thread form when it cannot run inline. */
-async function storeNatively(storage, method, key, payload, contentType) {
-  const nativeStore = storage[NATIVE]
+async function storeNatively(storage, nativeStore, method, key, payload, contentType) {
   const args = [key, payload, contentType, storage[PLUGIN_VIEW]]
   return nativeStore[`${method}Now`](...args) ?? (await nativeStore[method](...args))
 }
@@ -50,14 +49,15 @@ export async function storeBlock(storage, block, key, { text, nativeText, encode
     const contentType = block instanceof TextBlock ? 'text/plain' : 'application/json'
     let ref
     let byteLength
+    const nativeStore = nativeFor(storage, 'store')
     if (encoded) {
       byteLength = encoded.byteLength
       ref =
-        typeof storage[NATIVE]?.storeEncoded === 'function'
-          ? (await storeNatively(storage, 'storeEncoded', key, encoded, contentType)).reference
+        typeof nativeStore?.storeEncoded === 'function'
+          ? (await storeNatively(storage, nativeStore, 'storeEncoded', key, encoded, contentType)).reference
           : await storeContent(storage, key, asUint8Array(encoded.toBuffer()), contentType)
-    } else if (nativeText) {
-      const outcome = await storeNatively(storage, 'storeText', key, nativeText, contentType)
+    } else if (nativeText && nativeStore) {
+      const outcome = await storeNatively(storage, nativeStore, 'storeText', key, nativeText, contentType)
       ;({ reference: ref, byteLength } = outcome)
     } else {
       const bytes = new TextEncoder().encode(text)

@@ -104,6 +104,13 @@ enum Payload {
   Encoded(Bytes),
 }
 
+/// Whether small writes to `store` may run on the JavaScript thread: only once
+/// its directory is open (opening reads the whole journal) and never with
+/// fsyncs (a flush takes milliseconds).
+fn writes_inline(store: &FileStore) -> bool {
+  store.is_open() && !store.is_durable()
+}
+
 fn style(concatenated: Option<bool>) -> ReferenceStyle {
   if concatenated.unwrap_or(false) {
     ReferenceStyle::Concatenated
@@ -161,6 +168,16 @@ impl NativeStore {
     Self { backend: Backend::File(Arc::new(store)) }
   }
 
+  /// A file store on the same directory with its own numbering that shares the
+  /// open directory and its content types with this one (an agent's view).
+  #[napi(catch_unwind)]
+  pub fn view(&self) -> Result<NativeStore> {
+    match &self.backend {
+      Backend::File(f) => Ok(NativeStore { backend: Backend::File(Arc::new(f.view())) }),
+      Backend::Memory(_) => Err(Error::new(Status::InvalidArg, "only a file store has views")),
+    }
+  }
+
   /// Stores text assembled in a [`NativeText`] (the text is moved out of it).
   /// `concatenated` selects the `<dir>/<name>` reference form the plugin uses for files.
   #[napi(ts_return_type = "Promise<StoreOutcome>", catch_unwind)]
@@ -187,8 +204,8 @@ impl NativeStore {
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<StoreOutcome>> {
-    if let Backend::File(_) = &self.backend {
-      if text.utf8_len_if_ascii().is_none_or(|len| len > INLINE_WRITE_LIMIT) {
+    if let Backend::File(f) = &self.backend {
+      if !writes_inline(f) || text.utf8_len_if_ascii().is_none_or(|len| len > INLINE_WRITE_LIMIT) {
         return Ok(None);
       }
     }
@@ -211,7 +228,7 @@ impl NativeStore {
   ) -> Result<Option<StoreOutcome>> {
     let inline = match &self.backend {
       Backend::Memory(_) => content.len() <= INLINE_COPY_LIMIT,
-      Backend::File(_) => content.len() <= INLINE_WRITE_LIMIT,
+      Backend::File(f) => writes_inline(f) && content.len() <= INLINE_WRITE_LIMIT,
     };
     if !inline {
       return Ok(None);
@@ -244,8 +261,8 @@ impl NativeStore {
     concatenated: Option<bool>,
   ) -> Result<Option<StoreOutcome>> {
     let bytes = text.bytes();
-    if let Backend::File(_) = &self.backend {
-      if bytes.len() > INLINE_WRITE_LIMIT {
+    if let Backend::File(f) = &self.backend {
+      if !writes_inline(f) || bytes.len() > INLINE_WRITE_LIMIT {
         return Ok(None);
       }
     }

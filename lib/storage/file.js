@@ -6,6 +6,9 @@ import { asUint8Array, native, toBytes } from '../native.js'
 import { NATIVE, NativeBackedStorage, PLUGIN_VIEW, kvCall } from './native-backed.js'
 import { normalizePrefix } from './unified.js'
 
+/** Internal: the artifact directory as given. */
+const ARTIFACT_DIR = Symbol('context-offloader.artifactDir')
+
 /**
  * Offloaded content as files in one directory, with the SDK's file names
  * (`<ms>_<n>_<key><ext>`). Each file is written atomically; content types are kept
@@ -13,8 +16,6 @@ import { normalizePrefix } from './unified.js'
  * survive restarts and concurrent writers. `retrieve` never reads outside the directory.
  */
 export class FileStorage extends NativeBackedStorage {
-  #artifactDir
-  #durable
 
   /**
    * @param {string | { artifactDir?: string, durable?: boolean }} [options='./artifacts']
@@ -27,13 +28,13 @@ export class FileStorage extends NativeBackedStorage {
       throw new TypeError('FileStorage artifactDir must be a non-empty string')
     }
     super(native.NativeStore.file(artifactDir, durable), false)
-    this.#artifactDir = artifactDir
-    this.#durable = durable
+    // Plain (symbol-keyed) properties, not private fields: agent views inherit them.
+    Object.defineProperty(this, ARTIFACT_DIR, { value: artifactDir })
   }
 
   /** The directory artifacts are written to, as given. */
   get artifactDir() {
-    return this.#artifactDir
+    return this[ARTIFACT_DIR]
   }
 
   /**
@@ -47,13 +48,16 @@ export class FileStorage extends NativeBackedStorage {
   }
 
   /**
-   * A storage on the same directory with its own counter and the SDK plugin's
-   * reference form (`<dir>/<file>`), as the SDK's per-agent FileStorage has.
+   * This storage as one agent's: its own counter and the SDK plugin's reference form
+   * (`<dir>/<file>`), as the SDK's per-agent FileStorage has, over the same open
+   * directory (opened, and its journal read, once for every agent). The view inherits
+   * from this very instance, so methods a subclass or the instance overrides still run.
    * @internal
    */
   _pluginView() {
-    const view = new FileStorage({ artifactDir: this.#artifactDir, durable: this.#durable })
-    view[PLUGIN_VIEW] = true
+    const view = Object.create(this)
+    Object.defineProperty(view, NATIVE, { value: this[NATIVE].view() })
+    Object.defineProperty(view, PLUGIN_VIEW, { value: true, writable: true })
     return view
   }
 }

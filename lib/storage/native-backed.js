@@ -11,6 +11,17 @@ export const NATIVE = Symbol('context-offloader.native')
 export const PLUGIN_VIEW = Symbol('context-offloader.pluginView')
 
 /**
+ * The native store behind `storage` when its `method` (`'store'` or `'retrieve'`) is
+ * ours; `undefined` when it is not one of our storages or when a subclass or the
+ * instance overrides that method (for metrics, logging, encryption, ...): then the
+ * caller goes through the method, as the SDK does.
+ */
+export function nativeFor(storage, method) {
+  const nativeStore = storage?.[NATIVE]
+  return nativeStore && storage[method] === NativeBackedStorage.prototype[method] ? nativeStore : undefined
+}
+
+/**
  * The SDK's `StorageError` for a failed key-value operation of the native store. Native
  * messages are `<SDK message>\0<OS error or nothing>`; the SDK message may contain NUL
  * itself (keys may), the OS error never does, so the split is at the last NUL.

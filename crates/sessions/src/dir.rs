@@ -1,6 +1,6 @@
 //! [`SnapshotDir`]: the snapshot files of every session under one base directory.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,9 +33,13 @@ pub struct SnapshotDir {
     base: PathBuf,
     durable: bool,
     tickets: AtomicU64,
-    /// Ticket of the last write published per mutable file.
+    /// Tickets taken whose writes have not finished.
+    in_flight: Mutex<BTreeSet<u64>>,
+    /// Ticket of the last write published per mutable file (pruned when a
+    /// write finishes).
     published: Mutex<HashMap<PathBuf, u64>>,
-    /// Directories already swept for temporary files of crashed writers.
+    /// Directories already swept for temporary files of crashed writers
+    /// (forgotten past [`SnapshotDir::MAX_TRACKED`], to be swept again: harmless).
     swept: Mutex<HashSet<PathBuf>>,
 }
 
@@ -46,6 +50,7 @@ impl SnapshotDir {
             base: base.into(),
             durable,
             tickets: AtomicU64::new(1),
+            in_flight: Mutex::new(BTreeSet::new()),
             published: Mutex::new(HashMap::new()),
             swept: Mutex::new(HashSet::new()),
         }
@@ -65,7 +70,39 @@ impl SnapshotDir {
 
     /// Takes the ordering ticket of a write about to be handed to a worker.
     pub fn ticket(&self) -> u64 {
-        self.tickets.fetch_add(1, Ordering::Relaxed)
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        in_flight.insert(ticket);
+        ticket
+    }
+
+    /// Ends the write of `ticket` and keeps the bookkeeping bounded: once more
+    /// than [`SnapshotDir::MAX_TRACKED`] files are recorded, records older than every write
+    /// still in flight are dropped (no such write can be overtaken any more).
+    fn finish(&self, ticket: u64) {
+        let floor = {
+            let mut in_flight = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
+            in_flight.remove(&ticket);
+            in_flight.first().copied().unwrap_or(u64::MAX)
+        };
+        let mut published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
+        if published.len() > Self::MAX_TRACKED {
+            published.retain(|_, last| *last >= floor);
+        }
+        drop(published);
+        let mut swept = self.swept.lock().unwrap_or_else(PoisonError::into_inner);
+        if swept.len() > Self::MAX_TRACKED {
+            swept.clear();
+        }
+    }
+
+    /// Records published and directories swept that are kept before pruning.
+    pub const MAX_TRACKED: usize = 4096;
+
+    /// How many files have a recorded last write (for tests of the bound).
+    #[must_use]
+    pub fn tracked(&self) -> usize {
+        self.published.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
     /// Atomically replaces a file with `content`, unless a write with a later
@@ -76,6 +113,18 @@ impl SnapshotDir {
     ///
     /// [`SnapshotError::Io`] when a directory or the file cannot be written.
     pub fn write(
+        &self,
+        location: &SnapshotLocation,
+        file: &SnapshotFile,
+        content: &[u8],
+        ticket: u64,
+    ) -> Result<(), SnapshotError> {
+        let written = self.write_ticketed(location, file, content, ticket);
+        self.finish(ticket);
+        written
+    }
+
+    fn write_ticketed(
         &self,
         location: &SnapshotLocation,
         file: &SnapshotFile,
@@ -331,5 +380,24 @@ mod tests {
         );
         let dir = l.snapshots_dir(tmp.path());
         assert_eq!(fs::read_dir(dir).unwrap().count(), 1, "no temp file left");
+    }
+
+    /// A server writing the latest snapshot of ever new sessions keeps its
+    /// bookkeeping bounded, and writes still land in ticket order.
+    #[test]
+    fn bookkeeping_stays_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SnapshotDir::new(tmp.path(), false);
+        for i in 0..(SnapshotDir::MAX_TRACKED + 500) {
+            let l = loc(&format!("s{i}"));
+            let ticket = store.ticket();
+            store.write(&l, &SnapshotFile::Latest, b"{}", ticket).unwrap();
+        }
+        assert!(store.tracked() <= SnapshotDir::MAX_TRACKED + 1, "{}", store.tracked());
+        let l = loc("s0");
+        let (older, newer) = (store.ticket(), store.ticket());
+        store.write(&l, &SnapshotFile::Latest, b"new", newer).unwrap();
+        store.write(&l, &SnapshotFile::Latest, b"old", older).unwrap();
+        assert_eq!(store.read(&l, &SnapshotFile::Latest).unwrap().as_deref(), Some(&b"new"[..]));
     }
 }

@@ -33,30 +33,55 @@ const RECORD_START: &[u8] = b"{\"f\":";
 pub(crate) struct ContentTypes {
     dir: PathBuf,
     types: RwLock<HashMap<String, String>>,
-    /// Bytes of the journal consumed so far (always at a line boundary).
-    read_offset: Mutex<u64>,
+    /// Where reading the journal (and `.metadata.json`) last stopped.
+    read: Mutex<ReadState>,
     /// `O_APPEND` descriptor, opened on the first store.
     appender: RwLock<Option<Arc<File>>>,
+}
+
+/// How far the journal and the SDK's metadata file have been read.
+#[derive(Debug, Default)]
+struct ReadState {
+    /// Bytes of the journal consumed so far (always at a line boundary).
+    offset: u64,
+    /// The journal file those bytes belong to: a journal replaced by another
+    /// file (even a longer one) is read again from its start.
+    journal: Option<FileStamp>,
+    /// The `.metadata.json` last read: read again when it changes (the SDK's
+    /// own `FileStorage` may write to the directory at any time).
+    metadata: Option<FileStamp>,
+}
+
+/// What tells one version of a file from another without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    /// Device and inode (Unix): which file.
+    identity: (u64, u64),
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let identity = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let identity = (0, 0);
+        FileStamp { identity, len: meta.len(), modified: meta.modified().ok() }
+    }
 }
 
 impl ContentTypes {
     /// Loads `.metadata.json` (if present and valid) and then the journal.
     /// Unreadable or malformed data is ignored, as the SDK does.
     pub(crate) fn load(dir: &Path) -> Self {
-        let mut types = HashMap::new();
-        if let Ok(raw) = std::fs::read(dir.join(METADATA_FILE)) {
-            if let Ok(serde_json::Value::Object(map)) = serde_json::from_slice(&raw) {
-                for (name, value) in map {
-                    if let serde_json::Value::String(t) = value {
-                        types.insert(name, t);
-                    }
-                }
-            }
-        }
         let loaded = ContentTypes {
             dir: dir.to_path_buf(),
-            types: RwLock::new(types),
-            read_offset: Mutex::new(0),
+            types: RwLock::new(HashMap::new()),
+            read: Mutex::new(ReadState::default()),
             appender: RwLock::new(None),
         };
         loaded.refresh();
@@ -65,7 +90,7 @@ impl ContentTypes {
 
     /// The content type of `filename`. When it is not known yet, the journal
     /// is re-read from where reading last stopped (another instance or
-    /// process may have appended to it).
+    /// process may have appended to it), and `.metadata.json` when it changed.
     pub(crate) fn get(&self, filename: &str) -> Option<String> {
         if let Some(t) = self.lookup(filename) {
             return Some(t);
@@ -85,9 +110,7 @@ impl ContentTypes {
         let path = self.dir.join(JOURNAL_FILE);
         let file = self.appender(&path)?;
         let line = encode_record(filename, content_type);
-        let mut writer: &File = &file;
-        writer
-            .write_all(&line)
+        append_line(&file, &line)
             .and_then(|()| if durable { file.sync_data() } else { Ok(()) })
             .map_err(|e| StorageError::io("append to metadata journal", &path, e))?;
         self.types
@@ -105,10 +128,9 @@ impl ContentTypes {
             .appender
             .write()
             .unwrap_or_else(PoisonError::into_inner) = None;
-        *self
-            .read_offset
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = 0;
+        let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        read.offset = 0;
+        read.journal = None;
     }
 
     /// The shared append descriptor, opened (and the journal created) on
@@ -147,15 +169,13 @@ impl ContentTypes {
             .cloned()
     }
 
-    /// Reads complete journal lines appended since the last read.
+    /// Reads `.metadata.json` when it changed since it was last read, then the
+    /// complete journal lines appended since the last read.
     fn refresh(&self) {
-        let mut offset = self
-            .read_offset
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let Ok(fresh) = read_from(&self.dir.join(JOURNAL_FILE), &mut offset) else {
-            return;
-        };
+        let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut fresh = read_metadata(&self.dir.join(METADATA_FILE), &mut read.metadata);
+        let ReadState { offset, journal, .. } = &mut *read;
+        fresh.extend(read_from(&self.dir.join(JOURNAL_FILE), offset, journal).unwrap_or_default());
         if fresh.is_empty() {
             return;
         }
@@ -166,15 +186,63 @@ impl ContentTypes {
     }
 }
 
+/// The entries of the SDK's `.metadata.json` when it changed since `*last`
+/// (its stamp, updated); nothing when it is unchanged, missing or invalid.
+fn read_metadata(path: &Path, last: &mut Option<FileStamp>) -> Vec<(String, String)> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Vec::new();
+    };
+    let stamp = FileStamp::of(&meta);
+    if *last == Some(stamp) {
+        return Vec::new();
+    }
+    *last = Some(stamp);
+    let Ok(raw) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    match serde_json::from_slice(&raw) {
+        Ok(serde_json::Value::Object(map)) => map
+            .into_iter()
+            .filter_map(|(name, value)| match value {
+                serde_json::Value::String(t) => Some((name, t)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Appends one line with a single `write(2)` on the `O_APPEND` descriptor,
+/// so it lands whole between other processes' lines. Should the write come
+/// back short (a full disk, a signal), the fragment is ended with a newline
+/// (readers skip it as a malformed line) and the line is written again.
+fn append_line(file: &File, line: &[u8]) -> io::Result<()> {
+    let mut writer: &File = file;
+    for _ in 0..3 {
+        let written = writer.write(line)?;
+        if written == line.len() {
+            return Ok(());
+        }
+        if written > 0 {
+            writer.write_all(b"\n")?;
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::WriteZero, "the journal line could not be written whole"))
+}
+
 /// Reads the journal from `*offset`, returns the records of the complete
-/// lines found and advances `*offset` past them. A journal shorter than the
-/// offset (replaced or truncated) is read again from the start.
-fn read_from(path: &Path, offset: &mut u64) -> io::Result<Vec<(String, String)>> {
+/// lines found and advances `*offset` past them. A journal that is another
+/// file than the one read so far (`*identity`), or shorter than the offset,
+/// is read again from the start.
+fn read_from(path: &Path, offset: &mut u64, identity: &mut Option<FileStamp>) -> io::Result<Vec<(String, String)>> {
     let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    if len < *offset {
+    let meta = file.metadata()?;
+    let stamp = FileStamp::of(&meta);
+    let len = meta.len();
+    if len < *offset || identity.is_some_and(|known| known.identity != stamp.identity) {
         *offset = 0;
     }
+    *identity = Some(stamp);
     if len == *offset {
         return Ok(Vec::new());
     }
@@ -265,5 +333,37 @@ mod tests {
         let mut f = OpenOptions::new().append(true).open(&journal).unwrap();
         f.write_all(b"lication/x\"}\n").unwrap();
         assert_eq!(types.get("2_2_b.bin").as_deref(), Some("application/x"));
+    }
+
+    /// Content types the SDK's own `FileStorage` writes after the store opened
+    /// the directory are found on a lookup miss.
+    #[test]
+    fn metadata_written_later_is_read_on_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let types = ContentTypes::load(dir.path());
+        assert_eq!(types.get("1_1_a.png"), None);
+        std::fs::write(dir.path().join(METADATA_FILE), br#"{"1_1_a.png":"image/png"}"#).unwrap();
+        assert_eq!(types.get("1_1_a.png").as_deref(), Some("image/png"));
+        // Rewritten with one more entry (the SDK rewrites the whole file).
+        std::fs::write(dir.path().join(METADATA_FILE), br#"{"1_1_a.png":"image/png","2_2_b.json":"application/json"}"#).unwrap();
+        assert_eq!(types.get("2_2_b.json").as_deref(), Some("application/json"));
+    }
+
+    /// A journal replaced by another, longer file is read from its start, not
+    /// from the offset reached in the old one.
+    #[test]
+    fn a_replaced_journal_is_read_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join(JOURNAL_FILE);
+        std::fs::write(&journal, encode_record("1_1_a.txt", "text/plain")).unwrap();
+        let types = ContentTypes::load(dir.path());
+        assert_eq!(types.get("1_1_a.txt").as_deref(), Some("text/plain"));
+        let mut replacement = encode_record("2_2_b.json", "application/json");
+        replacement.extend(encode_record("3_3_c.csv", "text/csv"));
+        let staged = dir.path().join("replacement");
+        std::fs::write(&staged, &replacement).unwrap();
+        std::fs::rename(&staged, &journal).unwrap();
+        assert_eq!(types.get("2_2_b.json").as_deref(), Some("application/json"));
+        assert_eq!(types.get("3_3_c.csv").as_deref(), Some("text/csv"));
     }
 }

@@ -97,6 +97,13 @@ pub struct FileStore {
     artifact_dir: String,
     durable: bool,
     counter: Sequence,
+    /// The directory's state, shared by every [`view`](Self::view).
+    shared: Arc<Shared>,
+}
+
+/// What the views of one directory share: the open directory and its content types.
+#[derive(Debug)]
+struct Shared {
     /// Whether to stage content in unnamed (`O_TMPFILE`) files; turned off
     /// for good after one cannot be linked.
     anonymous_files: AtomicBool,
@@ -114,10 +121,33 @@ impl FileStore {
             artifact_dir: artifact_dir.to_owned(),
             durable: false,
             counter: Sequence::default(),
-            anonymous_files: AtomicBool::new(true),
-            opened: OnceLock::new(),
-            open_lock: Mutex::new(()),
+            shared: Arc::new(Shared {
+                anonymous_files: AtomicBool::new(true),
+                opened: OnceLock::new(),
+                open_lock: Mutex::new(()),
+            }),
         }
+    }
+
+    /// Another store on the same directory with its own sequence of numbers
+    /// (as the SDK gives each agent its own `FileStorage`) that shares the
+    /// open directory and its content types with this one: the directory is
+    /// opened, and its journal read, once for all of them.
+    #[must_use]
+    pub fn view(&self) -> FileStore {
+        FileStore {
+            artifact_dir: self.artifact_dir.clone(),
+            durable: self.durable,
+            counter: Sequence::default(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Whether the directory has been opened (its journal read), so that a
+    /// store costs only its own write.
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        self.shared.opened.get().is_some()
     }
 
     /// Enables or disables fsync of each artifact, its directory entry and
@@ -172,10 +202,10 @@ impl FileStore {
         let opened = self.open()?;
         let (root, filename) = match self.stage_and_publish(opened, &content, sequence, key, content_type) {
             Ok(done) => done,
-            Err(e) if self.anonymous_files.load(Ordering::Relaxed) => {
+            Err(e) if self.shared.anonymous_files.load(Ordering::Relaxed) => {
                 // An unnamed file that could not be linked (for example where
                 // `/proc` is not mounted): use named temporary files from now on.
-                self.anonymous_files.store(false, Ordering::Relaxed);
+                self.shared.anonymous_files.store(false, Ordering::Relaxed);
                 self.stage_and_publish(opened, &content, sequence, key, content_type)
                     .map_err(|_| e)?
             }
@@ -225,7 +255,7 @@ impl FileStore {
     /// Stages the content, creating the directory again if it has gone
     /// missing (and then starting a new journal in it).
     fn stage(&self, opened: &Opened, content: &[u8]) -> Result<(Arc<Dir>, Staged), StorageError> {
-        let unnamed = self.anonymous_files.load(Ordering::Relaxed);
+        let unnamed = self.shared.anonymous_files.load(Ordering::Relaxed);
         let root = opened.root(self.durable)?;
         match Staged::write(&root, content, &ARTIFACT_TEMPS, self.durable, unnamed) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -266,7 +296,7 @@ impl FileStore {
     /// opens the directory (best effort; a store reports the error), removes
     /// stale temporary files and loads the known content types.
     fn open(&self) -> Result<&Opened, StorageError> {
-        if let Some(opened) = self.opened.get() {
+        if let Some(opened) = self.shared.opened.get() {
             return Ok(opened);
         }
         if self.artifact_dir.is_empty() || self.artifact_dir.contains('\0') {
@@ -276,10 +306,11 @@ impl FileStore {
             )));
         }
         let _guard = self
+            .shared
             .open_lock
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(opened) = self.opened.get() {
+        if let Some(opened) = self.shared.opened.get() {
             return Ok(opened);
         }
         let dir = PathBuf::from(&self.artifact_dir);
@@ -288,7 +319,7 @@ impl FileStore {
             root.sweep_stale(&ARTIFACT_TEMPS, offload_atomic::STALE_AFTER);
         }
         let types = ContentTypes::load(&dir);
-        Ok(self.opened.get_or_init(|| Opened { dir, root: RwLock::new(root), types }))
+        Ok(self.shared.opened.get_or_init(|| Opened { dir, root: RwLock::new(root), types }))
     }
 }
 

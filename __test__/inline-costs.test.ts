@@ -1,0 +1,145 @@
+// "Off the event loop", attacked where work used to run inline: durable stores (fsync),
+// the first store into a directory with a long journal (one per agent view, before),
+// exact token counts of long CJK text, and storages that override store/retrieve.
+// What the event loop pays is the synchronous part of each call: measured directly.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import * as native from '../binding.js'
+import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
+import { Driven, TextBlock, tempDir, textOf } from './helpers/harness.js'
+
+const work = tempDir('co-inline-')
+afterAll(() => work.cleanup())
+
+/** Milliseconds spent in the synchronous part of `start()` (before it returns its promise), and the promise. */
+function syncPart<T>(start: () => Promise<T>): { ms: number; done: Promise<T> } {
+  const t0 = performance.now()
+  const done = start()
+  return { ms: performance.now() - t0, done }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+/** The longest gap between 1 ms interval ticks while `run` runs. */
+async function maxGapDuring(run: () => Promise<unknown>): Promise<number> {
+  let last = performance.now()
+  let maxGap = 0
+  const interval = setInterval(() => {
+    const now = performance.now()
+    maxGap = Math.max(maxGap, now - last)
+    last = now
+  }, 1)
+  try {
+    await new Promise((r) => setTimeout(r, 5))
+    last = performance.now()
+    await run()
+  } finally {
+    clearInterval(interval)
+  }
+  return maxGap
+}
+
+describe('work that must not run on the event loop', () => {
+  it('small file stores run inline only into an open directory and never with fsync', async () => {
+    const bytes = new Uint8Array(1024)
+    const plain = native.NativeStore.file(join(work.path, 'policy'), false)
+    expect(plain.storeBytesNow('k', bytes, 'text/plain', false), 'an unopened directory is opened on a worker').toBeNull()
+    await plain.storeBytes('k', bytes, 'text/plain', false)
+    expect(plain.storeBytesNow('k', bytes, 'text/plain', false)?.reference).toMatch(/_k\.txt$/)
+    expect(plain.view().storeBytesNow('k', bytes, 'text/plain', false), 'a view shares the open directory').not.toBeNull()
+    const durable = native.NativeStore.file(join(work.path, 'policy'), true)
+    await durable.storeBytes('k', bytes, 'text/plain', false)
+    expect(durable.storeBytesNow('k', bytes, 'text/plain', false), 'fsyncs never run inline').toBeNull()
+  })
+
+  it('durable 1 KB stores fsync on a worker thread', async () => {
+    const storage = new FileStorage({ artifactDir: join(work.path, 'durable'), durable: true })
+    await storage.store('warm', new Uint8Array(1024), 'text/plain')
+    const times: number[] = []
+    for (let i = 0; i < 30; i++) {
+      const { ms, done } = syncPart(() => storage.store(`k${i}`, new Uint8Array(1024).fill(65), 'text/plain'))
+      times.push(ms)
+      await done
+    }
+    expect(median(times), times.map((t) => t.toFixed(2)).join(' ')).toBeLessThan(1)
+  })
+
+  it('the first store of three agents into a directory with 100,000 artifacts opens it once, off the loop', async () => {
+    const dir = join(work.path, 'big')
+    const storage = new FileStorage(dir)
+    await storage.store('seed', new TextEncoder().encode('x'), 'text/plain')
+    const journal = Array.from({ length: 100_000 }, (_, i) => `{"f":"1700000000000_${i}_k${i}.txt","t":"text/plain"}\n`).join('')
+    writeFileSync(join(dir, '.metadata.journal'), journal)
+    const fresh = new FileStorage(dir) // opens the directory afresh
+    // Three agents' views (what the plugin gives each agent), each storing for the first time.
+    const views = [0, 1, 2].map(() => (fresh as any)._pluginView())
+    const times: number[] = []
+    const stored: Promise<string>[] = []
+    for (const view of views) {
+      const { ms, done } = syncPart(() => view.store('first', new TextEncoder().encode('y'.repeat(400)), 'text/plain'))
+      times.push(ms)
+      stored.push(done as Promise<string>)
+    }
+    const refs = await Promise.all(stored)
+    // Three artifacts (same key, same millisecond: the names never collide).
+    expect(new Set(refs).size).toBe(3)
+    for (const ref of refs) expect(new TextDecoder().decode((await fresh.retrieve(ref)).content)).toBe('y'.repeat(400))
+    expect(Math.max(...times), times.map((t) => t.toFixed(2)).join(' ')).toBeLessThan(5)
+  })
+
+  it('an exact o200k count of 250,000 CJK characters leaves timers running', { timeout: 60_000 }, async () => {
+    const cjk = '漢字かなカナ한국어'.repeat(Math.ceil(250_000 / 9)).slice(0, 250_000)
+    const driven = new Driven(
+      new ContextOffloader({ storage: new InMemoryStorage(), tokenizer: 'o200k_base', maxResultTokens: 100_000_000, previewTokens: 10, shouldOffload: () => true }),
+    )
+    await driven.offload([new TextBlock('warm up the vocabulary')])
+    let text = ''
+    const gap = await maxGapDuring(async () => {
+      text = textOf({ toolResult: JSON.parse(JSON.stringify(await driven.offload([new TextBlock(cjk)]))).toolResult })
+    })
+    expect(text).toMatch(/^\[Offloaded: 1 blocks, [\d,]+ tokens\]/)
+    // Counted inline, this blocked the loop for about 270 ms.
+    expect(gap).toBeLessThan(50)
+  })
+})
+
+describe('storages whose store/retrieve are overridden are called, as the SDK calls them', () => {
+  it('a subclass and an instance patch both see every store and retrieve, also for search', async () => {
+    const calls: string[] = []
+    class Counted extends InMemoryStorage {
+      async store(key: string, content: Uint8Array, contentType?: string) {
+        calls.push(`store ${key}`)
+        return super.store(key, content, contentType)
+      }
+      async retrieve(reference: string) {
+        calls.push(`retrieve ${reference}`)
+        return super.retrieve(reference)
+      }
+    }
+    const patched = new FileStorage(join(work.path, 'patched'))
+    const original = { store: patched.store.bind(patched), retrieve: patched.retrieve.bind(patched) }
+    patched.store = async (key, content, contentType) => {
+      calls.push(`store ${key}`)
+      return original.store(key, content, contentType)
+    }
+    patched.retrieve = async (reference) => {
+      calls.push(`retrieve ${reference}`)
+      return original.retrieve(reference)
+    }
+    for (const make of [() => new Counted(), () => patched]) {
+      calls.length = 0
+      for (const options of [{}, { tokenizer: 'o200k_base' as const, preview: 'headTail' as const }]) {
+        const storage = make()
+        const driven = new Driven(new ContextOffloader({ storage, maxResultTokens: 50, previewTokens: 5, ...options }))
+        const result = JSON.parse(JSON.stringify(await driven.offload([new TextBlock('alpha beta\n'.repeat(400))], { toolUseId: 't' })))
+        const ref = /\n {2}(\S+) \(text/.exec(result.toolResult.content[0].text)![1]!
+        expect(textOf(await driven.retrieve({ reference: ref, pattern: 'beta', context_lines: 0 }))).toMatch(/^\[400 matches/)
+        expect(textOf(await driven.retrieve({ reference: ref }))).toBe('alpha beta\n'.repeat(400))
+        expect(calls.filter((c) => c.startsWith('store'))).toHaveLength(1)
+        expect(calls.filter((c) => c === `retrieve ${ref}`)).toHaveLength(2)
+        calls.length = 0
+      }
+    }
+  })
+})
