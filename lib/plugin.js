@@ -15,7 +15,7 @@ import { native } from './native.js'
 import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
-import { isDelegatingAgentTool, logger, OFFLOADER_NAMESPACE } from './sdk.js'
+import { isDelegatingAgentTool, isLocalSandbox, logger, OFFLOADER_NAMESPACE, sandboxOf } from './sdk.js'
 import { storeBlock, transferTexts } from './store-blocks.js'
 import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
@@ -163,7 +163,11 @@ export class ContextOffloader {
     let storage = this._storageByAgent.get(agent)
     if (!storage) {
       if (this._sandboxableStorage) storage = this._sandboxableStorage.forSandbox(agent.sandbox)
-      else if (this._storage instanceof FileStorage) storage = this._storage._pluginView()
+      else if (this._storage instanceof FileStorage) {
+        // The host keeps the native path; a Docker or SSH sandbox gets its files where its tools look.
+        const sandbox = sandboxOf(agent)
+        storage = isLocalSandbox(sandbox) ? this._storage._pluginView() : this._storage._sandboxView(sandbox)
+      }
       else storage = this._storage.forSandbox(agent.sandbox)
       this._storageByAgent.set(agent, storage)
     }

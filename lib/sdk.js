@@ -23,6 +23,7 @@ async function importSdkInternal(relativePath) {
 const sdkLogging = await importSdkInternal('./logging/logger.js')
 const sdkAgentAsTool = await importSdkInternal('./agent/agent-as-tool.js')
 const sdkErrors = await importSdkInternal('./errors.js')
+const sdkLocalSandbox = await importSdkInternal('./sandbox/not-a-sandbox-local-environment.js')
 
 /** The SDK's logger (honours `configureLogging`), or the SDK's default behaviour. */
 export const logger = {
@@ -35,6 +36,25 @@ export function isDelegatingAgentTool(candidate) {
   if (!candidate || !candidate.delegate) return false
   const AgentAsTool = sdkAgentAsTool?.AgentAsTool
   return AgentAsTool ? candidate instanceof AgentAsTool : candidate.constructor?.name === 'AgentAsTool'
+}
+
+/**
+ * The sandbox an agent's tools run in, or `undefined` when none is configured (the
+ * SDK's `agent.sandbox` getter throws then).
+ */
+export function sandboxOf(agent) {
+  try {
+    return agent?.sandbox
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether a sandbox is the host itself (the SDK's default), or none. */
+export function isLocalSandbox(sandbox) {
+  if (sandbox === undefined || sandbox === null) return true
+  const Local = sdkLocalSandbox?.NotASandboxLocalEnvironment
+  return Local ? sandbox instanceof Local : sandbox.constructor?.name === 'NotASandboxLocalEnvironment'
 }
 
 /** The SDK's `SessionError` (not exported by its entry point), or a look-alike. */

@@ -1,6 +1,7 @@
 // FileStorage: offloaded blocks as files in one directory with the SDK's file names,
 // written crash-safely in Rust, and the SDK's `LocalFileStorage` layout for the unified
 // storage interface in the same directory.
+import { FileStorage as SdkFileStorage } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { NAMESPACED } from '../sdk.js'
 import { asUint8Array, native, toBytes } from '../native.js'
 import { NATIVE, NativeBackedStorage, PLUGIN_VIEW, kvCall } from './native-backed.js'
@@ -45,6 +46,18 @@ export class FileStorage extends NativeBackedStorage {
   namespace(prefix) {
     const normalized = normalizePrefix(prefix)
     return fileNamespaceView(this[NATIVE], normalized)
+  }
+
+  /**
+   * This storage for an agent whose tools run in a sandbox other than the host (Docker,
+   * SSH, ...): the SDK's own sandboxed `FileStorage` on the same directory path. Files and
+   * `.metadata.json` are written and read through the sandbox, as the SDK's plugin does,
+   * so the agent's own tools (bash, file editor) find them at the path the preview names;
+   * the retrieval search still runs natively, on the bytes read back.
+   * @internal
+   */
+  _sandboxView(sandbox) {
+    return new SdkFileStorage({ artifactDir: this.artifactDir, sandbox })
   }
 
   /**
