@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { AfterToolCallEvent, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
 import { ContextOffloader, InMemoryStorage } from '../index.js'
+import { prng } from './helpers/harness'
 
 /** Offloads `text` through the plugin into `storage` and returns the stored bytes. */
 async function offloadAndRead(text: string): Promise<Uint8Array> {
@@ -57,6 +58,20 @@ describe('string transfer to native memory', () => {
       expect(Buffer.compare(Buffer.from(stored), Buffer.from(expected))).toBe(0)
     })
   }
+
+  it('stores 300 generated strings exactly as TextEncoder encodes them, short and long, any script', async () => {
+    const random = prng(7)
+    const pieces = ['a', 'Z', ' ', '\n', 'é', 'ÿ', '\u0080', '€', '日', '한', '😀', '\ud800', '\udfff', '\u2028', '\u0000']
+    for (let n = 0; n < 300; n++) {
+      const length = n % 50 === 0 ? 131_000 + random.int(0, 2_000) : random.int(20, 3_000)
+      let text = ''
+      const uniform = random.next() < 0.3 ? random.pick(pieces) : undefined
+      while (text.length < length) text += uniform ?? random.pick(pieces)
+      const stored = await offloadAndRead(text)
+      const expected = new TextEncoder().encode(text)
+      expect(Buffer.compare(Buffer.from(stored), Buffer.from(expected)), `case ${n}`).toBe(0)
+    }
+  })
 
   it('stores a 10 MB result and reports its length in the preview', async () => {
     const text = Buffer.alloc(10_000_000, 'log line ERROR 42\n').toString()

@@ -18,6 +18,7 @@ import { loadOurs, loadSdk } from './lib/impls.mjs'
 import { removeTempDirs } from './lib/measure.mjs'
 import { formatBars, formatTable, writeResults } from './lib/report.mjs'
 import * as offload from './scenarios/offload.mjs'
+import * as smallOffload from './scenarios/small-offload.mjs'
 import * as fileStore from './scenarios/file-store.mjs'
 import * as search from './scenarios/search.mjs'
 import * as backtracking from './scenarios/backtracking.mjs'
@@ -28,7 +29,7 @@ import * as s3 from './scenarios/s3.mjs'
 import * as tokens from './scenarios/tokens.mjs'
 import * as decision from './scenarios/decision.mjs'
 
-const SCENARIOS = [offload, fileStore, search, backtracking, eventLoop, memory, sessions, s3, tokens, decision]
+const SCENARIOS = [offload, smallOffload, fileStore, search, backtracking, eventLoop, memory, sessions, s3, tokens, decision]
 
 const { values: options } = parseArgs({
   options: {

@@ -46,6 +46,21 @@ export async function toNativeText(text) {
   return nativeText
 }
 
+/**
+ * {@link toNativeText} without yielding, for texts of one slice at most (the caller
+ * needs the hand-over to happen now, before its next step).
+ * @param {string} text - at most `SLICE_UNITS` long
+ */
+export function toNativeTextNow(text) {
+  const nativeText = new native.NativeText(text.length)
+  if (/[^\x00-\xff]/.test(text)) nativeText.pushUtf16(text)
+  else nativeText.pushLatin1(text)
+  return nativeText
+}
+
+/** Texts up to this many UTF-16 units are handed to native stores in one call, as strings. */
+export const SHORT_TEXT_UNITS = 1 << 17
+
 /** A plain Uint8Array view of a Buffer (so SDK blocks hold the type they expect). */
 export function asUint8Array(buffer) {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)

@@ -11,7 +11,7 @@ import {
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { blockTexts, mediaPlaceholders, toContentBlocks } from './content.js'
 import { counting, heuristicContentTokens } from './counting.js'
-import { native } from './native.js'
+import { SHORT_TEXT_UNITS, native } from './native.js'
 import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
@@ -21,6 +21,17 @@ import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
 import { NATIVE, nativeFor } from './storage/native-backed.js'
 import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
+
+/**
+ * `values` when none is a promise (the caller need not wait at all), else
+ * `Promise.all(values)`.
+ * @template T
+ * @param {Array<T | Promise<T>>} values
+ * @returns {T[] | Promise<T[]>}
+ */
+function settled(values) {
+  return values.some((v) => v instanceof Promise) ? Promise.all(values) : values
+}
 
 /** The largest output budget the native search takes (u32). */
 const MAX_SEARCH_CHARS = 0xffff_ffff
@@ -205,30 +216,39 @@ export class ContextOffloader {
     return { exceeds, compact }
   }
 
-  /** The header's token figure: the decision's count, or a native count of every block. */
-  async _headerMeasure(content, decision) {
+  /**
+   * The header's token figure: the decision's count (right away), or a native count of
+   * every block (a promise).
+   */
+  _headerMeasure(content, decision) {
     if (decision.tokens !== undefined) return { tokens: decision.tokens, approximate: decision.approximate }
-    await this._encodingReady
-    return counting.contentTokens(content, this._options.tokenizer, this._options.exactCountLimit, decision.compact)
+    return this._encodingReady.then(() =>
+      counting.contentTokens(content, this._options.tokenizer, this._options.exactCountLimit, decision.compact),
+    )
   }
 
-  /** The preview of a result's texts and, when built natively, their UTF-8 for storing. */
-  async _preview(content, texts, storage) {
+  /**
+   * The preview of a result's texts and, when built natively, their UTF-8 for storing.
+   * The SDK's head preview of short texts is returned right away; the rest as a promise.
+   */
+  _preview(content, texts, storage) {
     const { nativeTokenizer, previewMode, tokenizer } = this._options
     if (nativeTokenizer || previewMode !== 'head') {
       const encoding = nativeTokenizer ? tokenizer : undefined
-      const built = await nativePreview(content, texts, {
+      const built = nativePreview(content, texts, {
         mode: previewMode,
         previewTokens: this._previewTokens,
         encoding,
         encodingReady: this._encodingReady,
       })
-      return { ...built, nativeTexts: new Map() }
+      return built.then((b) => ({ ...b, nativeTexts: new Map() }))
     }
     const preview = texts.size > 0 ? headPreview([...texts.values()], this._previewTokens) : ''
     // Native storages take the texts from native memory (handed over in slices, off the event loop).
-    const nativeTexts = nativeFor(storage, 'store') ? await transferTexts(texts) : new Map()
-    return { preview, utf8: new Map(), nativeTexts }
+    // Long texts go to native memory now, in slices with yields (short ones as strings when stored).
+    const long = nativeFor(storage, 'store') && [...texts.values()].some((t) => t.length > SHORT_TEXT_UNITS)
+    if (!long) return { preview, utf8: new Map(), nativeTexts: new Map() }
+    return transferTexts(texts).then((nativeTexts) => ({ preview, utf8: new Map(), nativeTexts }))
   }
 
   /**
@@ -245,16 +265,14 @@ export class ContextOffloader {
       storageError = err
     }
     // Counting and previewing run side by side; if either fails, both are awaited (no
-    // rejection is left unhandled).
-    const [{ preview, utf8, nativeTexts }, measure] = await Promise.all([
-      this._preview(content, texts, storage),
-      this._headerMeasure(content, decision),
-    ])
+    // rejection is left unhandled). Small results need neither to wait.
+    const prepared = settled([this._preview(content, texts, storage), this._headerMeasure(content, decision)])
+    const [{ preview, utf8, nativeTexts }, measure] = prepared instanceof Promise ? await prepared : prepared
 
     let references
     try {
       if (storageError) throw storageError
-      references = await Promise.all(
+      const stored = settled(
         content.map((block, i) =>
           storeBlock(storage, block, `${keyPrefix}_${i}`, {
             text: texts.get(i),
@@ -263,6 +281,7 @@ export class ContextOffloader {
           }),
         ),
       )
+      references = stored instanceof Promise ? await stored : stored
       if (!isOffloaderStorage(storage)) {
         const storedAt = agent?.metrics?.cycleCount ?? 0
         for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.ref, storedAt)

@@ -7,20 +7,21 @@
 // first `await`), so blocks stored with `Promise.all` are numbered in block order, as the
 // SDK numbers them.
 import { DocumentBlock, JsonBlock, TextBlock } from '@strands-agents/sdk'
-import { getBytes, isMedia, mediaContentType, staysInline } from './content.js'
-import { asUint8Array, toNativeText } from './native.js'
+import { getBytes, isMedia, isTextual, mediaContentType, staysInline } from './content.js'
+import { SHORT_TEXT_UNITS, asUint8Array, toNativeText, toNativeTextNow } from './native.js'
 import { logger } from './sdk.js'
 import { PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
 import { storeContent } from './storage/unified.js'
 
 /**
- * Hands every text (by block index) to native memory, in order.
+ * Hands every long text (by block index) to native memory, in order, yielding to the
+ * event loop between slices; short ones go over when they are stored, in one call.
  * @param {Map<number, string>} texts
  * @returns {Promise<Map<number, object>>}
  */
 export async function transferTexts(texts) {
   const nativeTexts = new Map()
-  for (const [i, text] of texts) nativeTexts.set(i, await toNativeText(text))
+  for (const [i, text] of texts) if (text.length > SHORT_TEXT_UNITS) nativeTexts.set(i, await toNativeText(text))
   return nativeTexts
 }
 
@@ -40,11 +41,33 @@ function textDescription(block, byteLength) {
 /**
  * Stores one block under `key`. A text or JSON block is stored from `encoded` (its
  * UTF-8 from a native preview) when given, else from `nativeText` (its text in native
- * memory) when the storage is native, else from `text` encoded here.
- * @returns {Promise<{ ref: string, contentType: string, description: string }>} -
+ * memory) or, when short, from `text` as a string, when the storage is native, else
+ * from `text` encoded here. A short text a native storage can take right away is
+ * stored before this returns, and the result is returned as a plain value (no promise,
+ * no wait): most offloads are small.
+ * @returns {{ ref: string, contentType: string, description: string } | Promise<{ ref: string, contentType: string, description: string }>}
  *   `ref` is empty for blocks that hold nothing to store (S3 or URL sources).
  */
-export async function storeBlock(storage, block, key, { text, nativeText, encoded }) {
+export function storeBlock(storage, block, key, parts) {
+  const { text, nativeText, encoded } = parts
+  if (!encoded && !nativeText && isTextual(block) && text.length <= SHORT_TEXT_UNITS) {
+    const nativeStore = nativeFor(storage, 'store')
+    const contentType = block instanceof TextBlock ? 'text/plain' : 'application/json'
+    // Strings of characters below U+0100 go over as their bytes (V8 copies them as they
+    // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD.
+    // (`/[^\x00-\xff]/` is answered at once for V8's one-byte strings.)
+    const method = /[^\x00-\xff]/.test(text) ? 'storeUtf16Now' : 'storeLatin1Now'
+    const ref = nativeStore?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW])
+    if (ref) {
+      const byteLength = block instanceof TextBlock ? 0 : Buffer.byteLength(text)
+      return { ref, contentType, description: textDescription(block, byteLength) }
+    }
+  }
+  return storeBlockLater(storage, block, key, parts)
+}
+
+/** {@link storeBlock} for what it cannot store right away. */
+async function storeBlockLater(storage, block, key, { text, nativeText, encoded }) {
   if ((block instanceof TextBlock && block.text) || block instanceof JsonBlock) {
     const contentType = block instanceof TextBlock ? 'text/plain' : 'application/json'
     let ref
@@ -56,8 +79,10 @@ export async function storeBlock(storage, block, key, { text, nativeText, encode
         typeof nativeStore?.storeEncoded === 'function'
           ? (await storeNatively(storage, nativeStore, 'storeEncoded', key, encoded, contentType)).reference
           : await storeContent(storage, key, asUint8Array(encoded.toBuffer()), contentType)
-    } else if (nativeText && nativeStore) {
-      const outcome = await storeNatively(storage, nativeStore, 'storeText', key, nativeText, contentType)
+    } else if (nativeStore && (nativeText || text.length <= SHORT_TEXT_UNITS)) {
+      // Long texts were handed over (without blocking) as NativeTexts; a short one
+      // that could not be stored right away goes over now.
+      const outcome = await storeNatively(storage, nativeStore, 'storeText', key, nativeText ?? toNativeTextNow(text), contentType)
       ;({ reference: ref, byteLength } = outcome)
     } else {
       const bytes = new TextEncoder().encode(text)

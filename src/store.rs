@@ -15,7 +15,7 @@ use crate::error::to_js_error;
 use crate::search::{run_query, run_search, SearchOutcome, SearchQuery};
 use crate::offload::EncodedText;
 use crate::task::{on_worker, Work};
-use crate::text::{NativeText, PendingText};
+use crate::text::{NativeText, PendingText, StringArg, Utf16Slice};
 
 /// Largest file written on the JavaScript thread instead of a worker: small
 /// writes cost less than the round trip to the worker pool.
@@ -23,6 +23,11 @@ const INLINE_WRITE_LIMIT: usize = 64 * 1024;
 
 /// Largest block copied into memory on the JavaScript thread (about 0.1 ms).
 const INLINE_COPY_LIMIT: usize = 1024 * 1024;
+
+/// Longest text (UTF-16 units) encoded as UTF-8 on the JavaScript thread to be
+/// stored in memory right away (about 0.1 ms): cheaper than a round trip to a
+/// worker thread.
+const INLINE_ENCODE_UNITS: usize = 128 * 1024;
 
 /// The backend a [`NativeStore`] wraps.
 #[derive(Clone)]
@@ -191,11 +196,11 @@ impl NativeStore {
     self.store_task(key, Payload::Text(text.take()), content_type, concatenated)
   }
 
-  /// Stores text right away on the JavaScript thread when that is cheap: the text
-  /// is already UTF-8 (ASCII, in one buffer) and the store is in memory, or writes a
-  /// file of at most [`INLINE_WRITE_LIMIT`] bytes (a few tens of microseconds, less
-  /// than a round trip to a worker thread). Returns `null` (and takes nothing)
-  /// otherwise; then call `storeText`.
+  /// Stores text right away on the JavaScript thread when that is cheap: into memory
+  /// up to [`INLINE_ENCODE_UNITS`] (encoded here unless it is already UTF-8), or as a
+  /// file of at most [`INLINE_WRITE_LIMIT`] UTF-8 bytes into an open directory without
+  /// fsync (a few tens of microseconds, less than a round trip to a worker thread).
+  /// Returns `null` (and takes nothing) otherwise; then call `storeText`.
   #[napi(catch_unwind)]
   pub fn store_text_now(
     &self,
@@ -204,15 +209,83 @@ impl NativeStore {
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<StoreOutcome>> {
-    if let Backend::File(f) = &self.backend {
-      if !writes_inline(f) || text.utf8_len_if_ascii().is_none_or(|len| len > INLINE_WRITE_LIMIT) {
-        return Ok(None);
-      }
-    }
-    let Some(bytes) = text.take_if_utf8() else {
+    let inline = match &self.backend {
+      Backend::Memory(_) => text.units() <= INLINE_ENCODE_UNITS,
+      // UTF-8 has at least one byte per UTF-16 unit: the unit count rules out long
+      // texts before the exact length is computed.
+      Backend::File(f) => writes_inline(f) && text.units() <= INLINE_WRITE_LIMIT && text.utf8_len() <= INLINE_WRITE_LIMIT,
+    };
+    if !inline {
       return Ok(None);
+    }
+    let bytes = match text.take_if_utf8() {
+      Some(bytes) => bytes,
+      None => text.take().into_utf8(),
     };
     self.store_now(&key, Bytes::from(bytes), &content_type, concatenated).map(Some)
+  }
+
+  /// Stores a short JavaScript string whose characters are all below U+0100 (the
+  /// caller checks) right away on the JavaScript thread when that is cheap: into
+  /// memory up to 1 MiB, as a file of at most [`INLINE_WRITE_LIMIT`] bytes into an
+  /// open directory without fsync. V8 copies the string's bytes out as they are and
+  /// only characters from U+0080 to U+00FF need encoding here: one native call for the
+  /// whole store, the cheapest path for the small results most offloads are. Resolves
+  /// with the reference (the caller knows the text: its UTF-8 length is
+  /// `Buffer.byteLength`), or `null` (storing nothing) when the store cannot run
+  /// inline; then hand the text over with [`NativeText`] and call `storeText`.
+  #[napi(catch_unwind, ts_args_type = "key: string, text: string, contentType: string, concatenated?: boolean | undefined | null")]
+  pub fn store_latin1_now(
+    &self,
+    key: String,
+    text: StringArg,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> Result<Option<String>> {
+    let mut latin1 = Vec::new();
+    text.append_latin1(&mut latin1)?;
+    let utf8 = if latin1.is_ascii() {
+      latin1
+    } else {
+      let mut out = vec![0u8; latin1.len() * 2];
+      let written = encoding_rs::mem::convert_latin1_to_utf8(&latin1, &mut out);
+      out.truncate(written);
+      out
+    };
+    self.store_utf8_now(&key, utf8, &content_type, concatenated)
+  }
+
+  /// [`NativeStore::store_latin1_now`] for a string with characters beyond Latin-1:
+  /// copied out as UTF-16 (a plain copy) and encoded here with a SIMD transcoder,
+  /// faster than V8's two-pass UTF-8 hand-over of such strings.
+  #[napi(catch_unwind, ts_args_type = "key: string, text: string, contentType: string, concatenated?: boolean | undefined | null")]
+  pub fn store_utf16_now(
+    &self,
+    key: String,
+    text: Utf16Slice,
+    content_type: String,
+    concatenated: Option<bool>,
+  ) -> Result<Option<String>> {
+    let units = text.into_units();
+    // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
+    let mut utf8 = vec![0u8; units.len() * 3];
+    let written = encoding_rs::mem::convert_utf16_to_utf8(&units, &mut utf8);
+    utf8.truncate(written);
+    self.store_utf8_now(&key, utf8, &content_type, concatenated)
+  }
+
+  /// Stores UTF-8 text right away when that is cheap (see [`NativeStore::store_latin1_now`]).
+  fn store_utf8_now(&self, key: &str, utf8: Vec<u8>, content_type: &str, concatenated: Option<bool>) -> Result<Option<String>> {
+    let inline = match &self.backend {
+      Backend::Memory(_) => utf8.len() <= INLINE_COPY_LIMIT,
+      Backend::File(f) => writes_inline(f) && utf8.len() <= INLINE_WRITE_LIMIT,
+    };
+    if !inline {
+      return Ok(None);
+    }
+    let sequence = self.backend.next_sequence();
+    let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type };
+    self.backend.store(blob, style(concatenated)).map(Some)
   }
 
   /// Stores small content right away on the JavaScript thread: any size in memory,

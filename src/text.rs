@@ -70,7 +70,7 @@ impl FromNapiValue for StringArg {
 impl StringArg {
   /// Appends the string's characters as Latin-1 bytes to `out` (the caller
   /// guarantees every character is below U+0100): V8 copies them in place.
-  fn append_latin1(&self, out: &mut Vec<u8>) -> Result<()> {
+  pub(crate) fn append_latin1(&self, out: &mut Vec<u8>) -> Result<()> {
     let mut len = 0usize;
     check_status!(unsafe { sys::napi_get_value_string_latin1(self.env, self.value, ptr::null_mut(), 0, &mut len) })?;
     out.reserve(len + 1);
@@ -158,14 +158,7 @@ impl NativeText {
   /// Number of UTF-16 code units received so far.
   #[napi(getter, catch_unwind)]
   pub fn length(&self) -> f64 {
-    self
-      .segments
-      .iter()
-      .map(|s| match s {
-        Segment::Latin1(b) => b.len(),
-        Segment::Utf16(u) => u.len(),
-      })
-      .sum::<usize>() as f64
+    self.units() as f64
   }
 }
 
@@ -176,13 +169,26 @@ impl NativeText {
     PendingText { segments: std::mem::take(&mut self.segments), non_ascii }
   }
 
-  /// The UTF-8 length of the text if it is all ASCII (then bytes are characters).
-  pub fn utf8_len_if_ascii(&self) -> Option<usize> {
-    if self.non_ascii {
-      None
-    } else {
-      Some(self.length() as usize)
+  /// Number of UTF-16 code units received so far.
+  pub fn units(&self) -> usize {
+    self
+      .segments
+      .iter()
+      .map(|s| match s {
+        Segment::Latin1(b) => b.len(),
+        Segment::Utf16(u) => u.len(),
+      })
+      .sum()
+  }
+
+  /// The exact UTF-8 length of the text (lone surrogates count as U+FFFD).
+  pub fn utf8_len(&self) -> usize {
+    if !self.non_ascii {
+      return self.units();
     }
+    // A pair split between two segments counts 3 + 3 here instead of 4: an
+    // overestimate by 2, on the safe side of every limit it is compared with.
+    self.segments.iter().map(Segment::utf8_len).sum()
   }
 
   /// The text as UTF-8 if that needs no encoding work (it is all ASCII, in one

@@ -68,9 +68,31 @@ export function logOfSize(bytes, seed = 42) {
   return logBuffer(Math.max(1, Math.round(bytes / 100)), 99, seed)
 }
 
-/** A fresh flat string with the buffer's (ASCII) content. */
+/** A fresh flat string with the buffer's content (ASCII, or UTF-8 where it has other characters). */
 export function textOf(buffer) {
-  return buffer.toString('latin1')
+  return buffer.isUtf8Text ? buffer.toString('utf8') : buffer.toString('latin1')
+}
+
+/** Words of other scripts that real tool output carries: curly quotes, accents, CJK, emoji. */
+const MIXED = ['“quoted”', 'naïve café', '東京の天気', '서울', 'Ωμέγα', '🙂', '— dash', 'Straße']
+
+/**
+ * A log of about `bytes` UTF-8 bytes like {@link logOfSize}, where every line also holds a
+ * word of another script (so the text has characters beyond Latin-1, as most real tool
+ * output does). Marked so that {@link textOf} decodes it as UTF-8.
+ */
+export function mixedLogOfSize(bytes, seed = 42) {
+  const next = random(seed)
+  const lines = []
+  let size = 0
+  for (let i = 0; size < bytes; i++) {
+    const line = `${logLine(i, next, 80)} ${MIXED[i % MIXED.length]}\n`
+    lines.push(line)
+    size += Buffer.byteLength(line)
+  }
+  const buffer = Buffer.from(lines.join(''), 'utf8')
+  buffer.isUtf8Text = true
+  return buffer
 }
 
 /** `bytes` bytes of printable ASCII, as a small stored artifact. */

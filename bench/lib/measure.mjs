@@ -31,12 +31,18 @@ export function summarize(values) {
   }
 }
 
-/** Runs a full garbage collection if the process was started with `--expose-gc`. */
-export async function collectGarbage() {
+/**
+ * Runs a garbage collection if the process was started with `--expose-gc`: a full one
+ * by default, a young-generation one (`'minor'`) for scenarios of microseconds, where
+ * the after-effects of a full collection (the first allocations and native calls after
+ * it are several times slower) would outweigh the work measured.
+ */
+export async function collectGarbage(kind = 'full') {
   if (typeof globalThis.gc !== 'function') return
-  globalThis.gc()
+  const collect = () => (kind === 'minor' ? globalThis.gc({ type: 'minor' }) : globalThis.gc())
+  collect()
   await new Promise((resolve) => setImmediate(resolve))
-  globalThis.gc()
+  collect()
 }
 
 /**
@@ -45,9 +51,9 @@ export async function collectGarbage() {
  * measurement as `{ value }` (for scenarios that measure something other than
  * wall time); otherwise its wall time in milliseconds is the measurement.
  */
-async function iterate(spec) {
+async function iterate(spec, collect) {
   const state = spec.setup ? await spec.setup() : undefined
-  await collectGarbage()
+  await collectGarbage(collect)
   let measurement
   const start = performance.now()
   try {
@@ -63,21 +69,21 @@ async function iterate(spec) {
 
 /**
  * Measures each side of `specs` ({ sdk, ours }; a missing side is skipped) with
- * interleaved iterations. Per side, `warmup` untimed runs precede `reps` timed runs;
+ * interleaved iterations, a garbage collection of kind `collect` before each. Per side, `warmup` untimed runs precede `reps` timed runs;
  * a side may override both with its own `warmup` / `reps`.
  * @returns {Promise<Record<string, ReturnType<typeof summarize>>>}
  */
-export async function compare(specs, { warmup, reps }) {
+export async function compare(specs, { warmup, reps, collect = 'full' }) {
   const sides = Object.entries(specs).filter(([, spec]) => spec)
   const samples = Object.fromEntries(sides.map(([side]) => [side, []]))
   const plan = (spec, key, fallback) => spec[key] ?? fallback
   const maxWarmup = Math.max(0, ...sides.map(([, spec]) => plan(spec, 'warmup', warmup)))
   for (let i = 0; i < maxWarmup; i++) {
-    for (const [, spec] of sides) if (i < plan(spec, 'warmup', warmup)) await iterate(spec)
+    for (const [, spec] of sides) if (i < plan(spec, 'warmup', warmup)) await iterate(spec, collect)
   }
   const maxReps = Math.max(0, ...sides.map(([, spec]) => plan(spec, 'reps', reps)))
   for (let i = 0; i < maxReps; i++) {
-    for (const [side, spec] of sides) if (i < plan(spec, 'reps', reps)) samples[side].push(await iterate(spec))
+    for (const [side, spec] of sides) if (i < plan(spec, 'reps', reps)) samples[side].push(await iterate(spec, collect))
   }
   return Object.fromEntries(Object.entries(samples).map(([side, values]) => [side, summarize(values)]))
 }
