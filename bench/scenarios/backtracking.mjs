@@ -90,5 +90,55 @@ export async function run({ impls, quick, log }) {
       ),
     )
   }
+  rows.push(...(await countedRepetition(impls, quick, bars, details)))
   return { rows, bars, details }
+}
+
+/**
+ * A linear-engine pattern whose every byte costs thousands of steps: `a[ab]{10000}[^ab]`
+ * over 1 MB of random `a`/`b` (one line, and lines of 100). Ours must answer, with a
+ * result or a clear error, within 2 s; the SDK (V8's backtracking) takes seconds, so it
+ * runs once.
+ */
+async function countedRepetition(impls, quick, bars, details) {
+  const pattern = 'a[ab]{10000}[^ab]'
+  let seed = 12345
+  const ab = (n) => {
+    let out = ''
+    for (let i = 0; i < n; i++) {
+      seed = (seed * 1103515245 + 12345) >>> 0
+      out += seed & 0x10000 ? 'a' : 'b'
+    }
+    return out
+  }
+  const rows = []
+  for (const [label, text] of [
+    ['one line', ab(1 << 20)],
+    ['lines of 100', Array.from({ length: (1 << 20) / 101 }, () => ab(100)).join('\n')],
+  ]) {
+    const prepared = { sdk: await prepare(impls.sdk, text), ours: impls.ours && (await prepare(impls.ours, text)) }
+    const outputs = {}
+    const spec = (side, reps) =>
+      prepared[side] && {
+        reps,
+        warmup: 0,
+        run: async () => {
+          outputs[side] = await search(prepared[side], pattern)
+        },
+      }
+    const results = await compare({ sdk: spec('sdk', 1), ours: spec('ours', quick ? 2 : 5) }, { warmup: 0, reps: 5 })
+    const r = row(id, `/${pattern}/ over 1 MB of a/b, ${label}`, 'ms', results)
+    rows.push(r)
+    details.push({ pattern, label, answers: { sdk: outputs.sdk?.slice(0, 120), ours: outputs.ours?.slice(0, 120) } })
+    const answered = /^(Error: the pattern is too expensive|Error: the search would take longer|No matches found|\[\d+ match)/.test(outputs.ours ?? '')
+    bars.push(
+      bar(
+        id,
+        `/${pattern}/ over 1 MB (${label}): a result or a clear error within 2 s`,
+        r.ours == null ? null : answered && r.ours.max < 2_000,
+        `ours ${ms(r.ours?.median)} (max ${ms(r.ours?.max)}): ${outputs.ours?.slice(0, 60)}…; SDK ${ms(r.sdk.median)}`,
+      ),
+    )
+  }
+  return rows
 }

@@ -11,8 +11,18 @@
  * `/proc/thread-self/schedstat`, second field: updated at each context switch, in
  * ns). Subtracting that wait from each gap between ticks leaves the time the loop
  * was really kept busy: the "lag without run-queue wait" row.
+ *
+ * Three more cases, where work used to run on the event loop:
+ * - 30 durable 1 KB stores in a row (`durable: true`: each fsyncs; the SDK side stores
+ *   the same blocks into its FileStorage, which has no durable mode);
+ * - the first store of three agents into a directory that already holds 100,000
+ *   artifacts (ours: a journal of 100,000 lines; the SDK: a `.metadata.json` of
+ *   100,000 entries, which it parses on the event loop);
+ * - offloading 250,000 CJK characters (ours with `tokenizer: 'o200k_base'`, counted
+ *   exactly; the SDK with its characters/4 heuristic, which costs nothing).
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createPluginAgent, offload } from '../lib/agent.mjs'
 import { logOfSize, textOf } from '../lib/data.mjs'
@@ -20,7 +30,7 @@ import { compare, freshDir, quantile, removeDir, sleep, summarize } from '../lib
 import { bar, ms, row } from '../lib/results.mjs'
 
 export const id = 'event-loop'
-export const title = 'Event-loop lag during a 10 MB file offload'
+export const title = 'Event-loop lag: a 10 MB file offload, durable small stores, a first store into 100,000 artifacts, 250,000 CJK characters counted'
 
 const RESOLUTION_MS = 1
 const MARGIN_MS = 5
@@ -91,6 +101,51 @@ function spec(impl, buffer, durations, busyLags) {
   }
 }
 
+/** A case of the extra rows: `prepare(impl)` (untimed) returns the work whose lag is measured. */
+function caseSpec(impl, prepare) {
+  if (!impl) return undefined
+  return {
+    setup: () => prepare(impl),
+    run: async (state) => ({ value: (await worstLagDuring(state.work)).lag }),
+    teardown: (state) => (state.dir ? removeDir(state.dir) : undefined),
+  }
+}
+
+/** 30 durable 1 KB stores in a row (ours durable; the SDK has no durable mode). */
+async function durableStores(impl) {
+  const dir = await freshDir(`durable-${impl.side}`)
+  const storage = impl.side === 'ours' ? new impl.FileStorage({ artifactDir: dir, durable: true }) : new impl.FileStorage(dir)
+  const block = new Uint8Array(1024).fill(0x61)
+  await storage.store('warm', block, 'text/plain')
+  return {
+    dir,
+    work: async () => {
+      for (let i = 0; i < 30; i++) await storage.store(`k${i}`, block, 'text/plain')
+    },
+  }
+}
+
+/** A directory of 100,000 artifacts' content types, and three agents' first stores into it. */
+async function firstStoresIntoBigDirectory(impl) {
+  const dir = await freshDir(`big-${impl.side}`)
+  const names = Array.from({ length: 100_000 }, (_, i) => `1700000000000_${i}_k${i}.txt`)
+  if (impl.side === 'ours') writeFileSync(join(dir, '.metadata.journal'), names.map((f) => `{"f":"${f}","t":"text/plain"}\n`).join(''))
+  else writeFileSync(join(dir, '.metadata.json'), JSON.stringify(Object.fromEntries(names.map((f) => [f, 'text/plain']))))
+  const storage = new impl.FileStorage(dir)
+  const agents = [0, 1, 2].map(() => createPluginAgent(impl, storage, { maxResultTokens: 100, previewTokens: 10 }))
+  const text = 'x'.repeat(2_000)
+  return { dir, work: () => Promise.all(agents.map(({ agent }) => offload(agent, text))) }
+}
+
+/** 250,000 CJK characters offloaded (ours counting o200k tokens exactly). */
+async function cjkOffload(impl) {
+  const config = impl.side === 'ours' ? { tokenizer: 'o200k_base', maxResultTokens: 1000, previewTokens: 100 } : { maxResultTokens: 1000, previewTokens: 100 }
+  const { agent, plugin } = createPluginAgent(impl, new impl.InMemoryStorage(), config)
+  await plugin._encodingReady
+  const text = '漢字かなカナ한국어'.repeat(Math.ceil(250_000 / 9)).slice(0, 250_000)
+  return { work: () => offload(agent, text) }
+}
+
 export async function run({ impls, quick }) {
   const plan = quick ? { warmup: 1, reps: 5 } : { warmup: 2, reps: 15 }
   const buffer = logOfSize(10_000_000)
@@ -124,5 +179,18 @@ export async function run({ impls, quick }) {
       `ours ${ms(oursLag)} (p90 ${ms(offloadRow.ours?.p90)}), SDK ${ms(offloadRow.sdk.median)}, idle baseline ${ms(idle.sdk.median)} (p90 ${ms(idle.sdk.p90)}), ours without run-queue wait ${ms(busyRow.ours?.median)}${noisy}`,
     ),
   ]
-  return { rows: [offloadRow, busyRow, baselineRow], bars, details: { durations, lagsWithoutRunQueueWait: busyLags } }
+  const extraPlan = quick ? { warmup: 1, reps: 3 } : { warmup: 1, reps: 7 }
+  const extra = [
+    ['30 durable 1 KB stores (SDK: not durable)', durableStores],
+    ['first store of 3 agents into 100,000 artifacts', firstStoresIntoBigDirectory],
+    ["250,000 CJK characters offloaded (ours: o200k_base)", cjkOffload],
+  ]
+  const extraRows = []
+  for (const [label, prepare] of extra) {
+    const results = await compare({ sdk: caseSpec(impls.sdk, prepare), ours: caseSpec(impls.ours, prepare) }, extraPlan)
+    const r = row(id, `${label}: worst lag`, 'ms', results)
+    extraRows.push(r)
+    bars.push(bar(id, `worst lag during ${label} under ${OURS_LIMIT_MS} ms (median of runs)`, r.ours == null ? null : r.ours.median < OURS_LIMIT_MS, `ours ${ms(r.ours?.median)} (p90 ${ms(r.ours?.p90)}), SDK ${ms(r.sdk.median)}${noisy}`))
+  }
+  return { rows: [offloadRow, busyRow, baselineRow, ...extraRows], bars, details: { durations, lagsWithoutRunQueueWait: busyLags } }
 }

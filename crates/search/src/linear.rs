@@ -6,7 +6,8 @@
 //! its state is built. Some patterns build a new state for nearly every byte
 //! (`a[ab]{10000}[^ab]` over `a`/`b` text); the DFA then gives up instead of
 //! spending minutes, and the search goes on with the NFA simulation of the
-//! `regex` crate only when its worst-case work (bytes left × NFA states) is
+//! `regex` crate only when its worst-case work (per byte, as many threads as
+//! NFA states, or as bytes of the line so far: no match crosses a line end) is
 //! within [`FALLBACK_WORK_LIMIT`]. Otherwise the answer is
 //! [`SearchError::TooExpensive`].
 //!
@@ -28,8 +29,8 @@ use crate::lines::LineIndex;
 pub const REGEX_SIZE_LIMIT: usize = 32 << 20;
 /// Size limit for the lazy DFA's cache (bytes).
 pub const DFA_SIZE_LIMIT: usize = 2 << 20;
-/// Most NFA-state visits the fallback may need in the worst case
-/// (bytes searched × NFA states): about a second of work.
+/// Most NFA-state visits the fallback may need in the worst case: about a
+/// second of work.
 pub const FALLBACK_WORK_LIMIT: u64 = 1_000_000_000;
 /// Bytes the DFA searches between two deadline checks (extended to the end
 /// of the line it ends in).
@@ -43,6 +44,17 @@ pub struct LinearMatcher {
     dfa: DFA,
     fallback: regex::Regex,
     nfa_states: usize,
+    /// Bytes of the shortest possible match: shorter lines cannot match.
+    min_len: usize,
+}
+
+/// The lines a search covers and its deadline.
+#[derive(Clone, Copy)]
+struct Scope<'a, 'text> {
+    lines: &'a LineIndex<'text>,
+    last: usize,
+    scope_start: usize,
+    deadline: &'a Deadline,
 }
 
 impl LinearMatcher {
@@ -85,6 +97,7 @@ impl LinearMatcher {
                 limit_bytes: REGEX_SIZE_LIMIT,
             })?;
         let nfa_states = nfa.states().len();
+        let min_len = hir.properties().minimum_len().unwrap_or(0);
         let dfa = DFA::builder()
             .configure(
                 DFA::config()
@@ -101,6 +114,7 @@ impl LinearMatcher {
             dfa,
             fallback,
             nfa_states,
+            min_len,
         })
     }
 
@@ -123,30 +137,23 @@ impl LinearMatcher {
         let end = lines.end(last);
         let mut cache = self.dfa.create_cache();
         let mut pos = lines.start(first);
-        let mut on_dfa = true;
         let scope_start = pos;
         loop {
-            let chunk_bytes = if on_dfa {
-                DFA_CHUNK
-            } else {
-                (FALLBACK_CHUNK_WORK / self.nfa_states.max(1)).max(1)
-            };
-            let chunk_end = lines.end(lines.line_of(pos.saturating_add(chunk_bytes).min(end)));
-            let found = if on_dfa {
-                match self.dfa_search(&mut cache, lines.text(), pos, chunk_end) {
-                    Ok(found) => found,
-                    Err(()) => {
-                        let work = (end - pos) as u64 * self.nfa_states as u64;
-                        if work > FALLBACK_WORK_LIMIT {
-                            return Err(SearchError::TooExpensive);
-                        }
-                        on_dfa = false;
-                        continue;
-                    }
+            let mut line = lines.line_of(pos);
+            while line <= last && !self.may_hold_a_match(lines, line) {
+                line += 1;
+            }
+            if line > last {
+                return Ok(());
+            }
+            pos = lines.start(line);
+            let chunk_end = lines.end(lines.line_of(pos.saturating_add(DFA_CHUNK).min(end)));
+            let Ok(found) = self.dfa_search(&mut cache, lines.text(), pos, chunk_end) else {
+                if self.fallback_work(lines, line, last) > FALLBACK_WORK_LIMIT {
+                    return Err(SearchError::TooExpensive);
                 }
-            } else {
-                self.fallback
-                    .shortest_match_at(&lines.text()[..chunk_end], pos)
+                let scope = Scope { lines, last, scope_start, deadline };
+                return self.fallback_lines(&scope, line, out);
             };
             match found {
                 Some(match_end) => {
@@ -162,6 +169,67 @@ impl LinearMatcher {
             }
             deadline.check(pos - scope_start, end - scope_start)?;
         }
+    }
+
+    /// The NFA simulation from `line` on, in chunks of about
+    /// [`FALLBACK_CHUNK_WORK`] state visits made of lines long enough to hold
+    /// a match (shorter lines are skipped without a look).
+    fn fallback_lines(
+        &self,
+        scope: &Scope<'_, '_>,
+        mut line: usize,
+        out: &mut Vec<usize>,
+    ) -> Result<(), SearchError> {
+        let Scope { lines, last, scope_start, deadline } = *scope;
+        let end = lines.end(last);
+        let chunk_bytes = (FALLBACK_CHUNK_WORK / self.nfa_states.max(1)).max(1);
+        loop {
+            while line <= last && !self.may_hold_a_match(lines, line) {
+                line += 1;
+            }
+            if line > last {
+                return Ok(());
+            }
+            let pos = lines.start(line);
+            let mut stop = line;
+            while stop < last
+                && self.may_hold_a_match(lines, stop + 1)
+                && lines.end(stop + 1) - pos <= chunk_bytes
+            {
+                stop += 1;
+            }
+            match self.fallback.shortest_match_at(&lines.text()[..lines.end(stop)], pos) {
+                Some(match_end) => {
+                    let found = lines.line_of(match_end);
+                    out.push(found);
+                    line = found + 1;
+                }
+                None => line = stop + 1,
+            }
+            if line > last {
+                return Ok(());
+            }
+            deadline.check(lines.start(line) - scope_start, end - scope_start)?;
+        }
+    }
+
+    /// Whether line `i` is long enough for the shortest match.
+    fn may_hold_a_match(&self, lines: &LineIndex<'_>, i: usize) -> bool {
+        lines.end(i) - lines.start(i) >= self.min_len
+    }
+
+    /// The worst-case work of the NFA simulation over lines `first..=last`: per
+    /// byte, at most one thread per NFA state, and, as no match crosses a line
+    /// end (every thread dies at `'\n'`), at most one per byte of the line so far.
+    fn fallback_work(&self, lines: &LineIndex<'_>, first: usize, last: usize) -> u64 {
+        let states = self.nfa_states as u64;
+        (first..=last)
+            .filter(|&i| self.may_hold_a_match(lines, i))
+            .map(|i| {
+                let len = (lines.end(i) - lines.start(i)) as u64;
+                len * states.min(len + 1)
+            })
+            .fold(0u64, u64::saturating_add)
     }
 
     /// The end of the earliest match ending in `pos..chunk_end`; `Err` when

@@ -137,17 +137,18 @@ fn counted_repetition_over_a_megabyte_is_bounded() {
     };
     let one_line = ab(1 << 20);
     let many_lines: String = (0..(1 << 20) / 101).map(|_| ab(100) + "\n").collect();
-    for text in [&one_line, &many_lines] {
-        let started = std::time::Instant::now();
-        let out = run(text, "a[ab]{10000}[^ab]");
-        assert!(
-            matches!(out, Err(SearchError::TooExpensive | SearchError::Deadline { .. }))
-                || out.as_deref().is_ok_and(|o| o.starts_with("No matches found")),
-            "{out:?}"
-        );
-        // A hang guard, not a speed target (`npm run bench` measures it).
-        assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
-    }
+    // One line: the work is out of bounds, a clear error at once.
+    let started = std::time::Instant::now();
+    let out = run(&one_line, "a[ab]{10000}[^ab]");
+    assert!(matches!(out, Err(SearchError::TooExpensive)), "{out:?}");
+    // A hang guard, not a speed target (`npm run bench` measures it).
+    assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
+    // Lines of 100: shorter than the shortest match (10,002 bytes), none is
+    // searched; a real answer at once.
+    let started = std::time::Instant::now();
+    let out = run(&many_lines, "a[ab]{10000}[^ab]").unwrap();
+    assert!(out.starts_with("No matches found"), "{out}");
+    assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
 }
 
 /// Where the worst-case work is small, the same pattern still answers.
