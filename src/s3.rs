@@ -11,7 +11,7 @@ use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_s3::{S3Options, S3Store, StaticCredentials};
-use offload_storage::NewBlob;
+use offload_storage::{NewBlob, Tags};
 
 use crate::error::to_js_error;
 use crate::kv::kv_error;
@@ -107,7 +107,7 @@ impl NativeS3Store {
     env.spawn_future(async move {
       let content = content();
       let byte_length = content.len() as f64;
-      let blob = NewBlob { sequence, key: &key, content, content_type: &content_type };
+      let blob = NewBlob { sequence, key: &key, content, content_type: &content_type, tags: Tags::default() };
       let reference = store.store_blob(blob).await.map_err(to_js_error)?;
       Ok(StoreOutcome { reference, byte_length })
     })

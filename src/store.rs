@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, NewBlob, ReferenceStyle};
+use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, NewBlob, ReferenceStyle, Tags};
 
 use crate::error::to_js_error;
 use crate::search::{run_query, run_search, SearchOutcome, SearchQuery};
@@ -142,7 +142,7 @@ impl NativeStore {
         Payload::Encoded(bytes) => bytes,
       };
       let byte_length = content.len() as f64;
-      let reference = backend.store(NewBlob { sequence, key: &key, content, content_type: &content_type }, style)?;
+      let reference = backend.store(NewBlob { sequence, key: &key, content, content_type: &content_type, tags: Tags::default() }, style)?;
       Ok(StoreOutcome { reference, byte_length })
     })
   }
@@ -151,7 +151,7 @@ impl NativeStore {
   fn store_now(&self, key: &str, bytes: Bytes, content_type: &str, concatenated: Option<bool>) -> Result<StoreOutcome> {
     let byte_length = bytes.len() as f64;
     let sequence = self.backend.next_sequence();
-    let reference = self.backend.store(NewBlob { sequence, key, content: bytes, content_type }, style(concatenated))?;
+    let reference = self.backend.store(NewBlob { sequence, key, content: bytes, content_type, tags: Tags::default() }, style(concatenated))?;
     Ok(StoreOutcome { reference, byte_length })
   }
 }
@@ -284,7 +284,7 @@ impl NativeStore {
       return Ok(None);
     }
     let sequence = self.backend.next_sequence();
-    let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type };
+    let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags: Tags::default() };
     self.backend.store(blob, style(concatenated)).map(Some)
   }
 

@@ -309,6 +309,37 @@ impl Dir {
         }
     }
 
+    /// Gives the file `from` of this directory the name `to` in `target`
+    /// too, unless `to` exists there: `Ok(false)` then. A link at `from` is
+    /// linked as a link, never followed.
+    ///
+    /// # Errors
+    ///
+    /// The OS error (`NotFound` when `from` is missing; file systems without
+    /// hard links answer with their own error).
+    pub fn link_to(&self, from: &str, target: &Dir, to: &str) -> io::Result<bool> {
+        match self.dir.hard_link(from, &target.dir, to) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The size of the regular file `name` (not following a link); `None`
+    /// when there is no regular file of that name.
+    ///
+    /// # Errors
+    ///
+    /// The OS error other than a missing file.
+    pub fn file_len(&self, name: &str) -> io::Result<Option<u64>> {
+        match self.dir.symlink_metadata(name) {
+            Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
+            Ok(_) => Ok(None),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Removes the file (or link) `name`; `Ok(false)` when there is none.
     ///
     /// # Errors

@@ -120,7 +120,7 @@ impl S3Store {
     /// [`S3Error::Request`] when the upload fails (nothing is left behind).
     pub async fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, S3Error> {
         let sequence = self.next_sequence();
-        self.store_blob(NewBlob { sequence, key, content, content_type }).await
+        self.store_blob(NewBlob { sequence, key, content, content_type, tags: offload_storage::Tags::default() }).await
     }
 
     /// Stores a blob under the object key for its sequence number (from
@@ -130,7 +130,7 @@ impl S3Store {
     ///
     /// As [`S3Store::store`].
     pub async fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, S3Error> {
-        let NewBlob { sequence, key, content, content_type } = blob;
+        let NewBlob { sequence, key, content, content_type, tags: _ } = blob;
         let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         let object = object_key(&self.options.prefix, now_ms, sequence, key);
         if !fits_s3(&object) {

@@ -19,6 +19,26 @@ pub enum StorageError {
         reference: String,
     },
 
+    /// The reference named an artifact that is gone for a reason the store
+    /// remembers (its TTL ran out, or it was evicted to stay under the byte
+    /// budget).
+    #[error("Reference not found ({reason}): {reference}")]
+    Gone {
+        /// The reference exactly as the caller passed it.
+        reference: String,
+        /// Why it is gone.
+        reason: crate::GoneReason,
+    },
+
+    /// An artifact larger than the store's whole byte budget.
+    #[error("cannot store {bytes} bytes: larger than the storage's maxBytes ({max_bytes})")]
+    TooLarge {
+        /// Size of the refused content.
+        bytes: u64,
+        /// The store's budget.
+        max_bytes: u64,
+    },
+
     /// An operating-system I/O error (disk full, permission denied, ...).
     #[error("failed to {op} {}: {source}", path.display())]
     Io {
@@ -72,9 +92,18 @@ impl StorageError {
         }
     }
 
-    /// Returns `true` for [`StorageError::NotFound`].
+    /// Builds a [`StorageError::Gone`] for `reference`.
+    pub fn gone(reference: impl Into<String>, reason: crate::GoneReason) -> Self {
+        StorageError::Gone {
+            reference: reference.into(),
+            reason,
+        }
+    }
+
+    /// Returns `true` for [`StorageError::NotFound`] and [`StorageError::Gone`]:
+    /// the reference names no artifact.
     #[must_use]
     pub fn is_not_found(&self) -> bool {
-        matches!(self, StorageError::NotFound { .. })
+        matches!(self, StorageError::NotFound { .. } | StorageError::Gone { .. })
     }
 }

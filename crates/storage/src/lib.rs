@@ -19,6 +19,7 @@
 mod error;
 mod file;
 mod kv;
+pub mod lifecycle;
 mod memory;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,6 +31,7 @@ pub use kv::{
     artifact_key_error, compare_js, is_windows_device_name, names_an_artifact, normalize_key, normalize_prefix,
     segment_problem, sort_js, KeyValueStore,
 };
+pub use lifecycle::{GoneReason, Policy, SessionStats, Stats, Tags};
 pub use memory::MemoryStore;
 
 /// Content type reported for artifacts whose type is unknown.
@@ -70,6 +72,8 @@ pub struct NewBlob<'a> {
     pub content: Bytes,
     /// MIME type, kept with the content.
     pub content_type: &'a str,
+    /// Session, lifetime and time of the store (all optional).
+    pub tags: Tags<'a>,
 }
 
 /// A backend that stores blobs and hands back an opaque reference string.
@@ -100,7 +104,7 @@ pub trait BlobStore: Send + Sync {
     /// As [`BlobStore::store_blob`].
     fn store(&self, key: &str, content: Bytes, content_type: &str) -> Result<String, StorageError> {
         let sequence = self.next_sequence();
-        self.store_blob(NewBlob { sequence, key, content, content_type })
+        self.store_blob(NewBlob { sequence, key, content, content_type, tags: Tags::default() })
     }
 
     /// Returns the blob previously stored under `reference`, or
@@ -111,6 +115,62 @@ pub trait BlobStore: Send + Sync {
     /// [`StorageError::NotFound`] for unknown or rejected references;
     /// [`StorageError::Io`] when an existing blob cannot be read.
     fn retrieve(&self, reference: &str) -> Result<Blob, StorageError>;
+}
+
+/// Expiry, sessions, byte budgets, deduplication and cleanup of stored
+/// artifacts (see [`lifecycle`]); the same behaviour on every backend.
+pub trait Lifecycle: BlobStore {
+    /// The store's policy (everything off by default).
+    fn policy(&self) -> Policy;
+
+    /// Replaces the store's policy. A lower budget takes effect at the next
+    /// store.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::InvalidArgument`] for a zero byte budget.
+    fn set_policy(&self, policy: Policy) -> Result<(), StorageError>;
+
+    /// [`BlobStore::retrieve`] at time `now_ms`: an artifact whose TTL ran
+    /// out by then is [`StorageError::Gone`] (and removed), before any sweep.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlobStore::retrieve`], plus [`StorageError::Gone`].
+    fn retrieve_at(&self, reference: &str, now_ms: u64) -> Result<Blob, StorageError>;
+
+    /// Removes every artifact expired at `now_ms`; returns how many.
+    ///
+    /// # Errors
+    ///
+    /// Backend I/O errors (what was removed before the error stays removed).
+    fn cleanup_expired(&self, now_ms: u64) -> Result<usize, StorageError>;
+
+    /// Removes every artifact of `session`; returns how many.
+    ///
+    /// # Errors
+    ///
+    /// Backend I/O errors (what was removed before the error stays removed).
+    fn delete_session(&self, session: &str) -> Result<usize, StorageError>;
+
+    /// What the store holds at `now_ms` (expired artifacts not counted).
+    ///
+    /// # Errors
+    ///
+    /// Backend I/O errors.
+    fn stats(&self, now_ms: u64) -> Result<Stats, StorageError>;
+}
+
+/// Checks a policy: a byte budget must be positive.
+///
+/// # Errors
+///
+/// [`StorageError::InvalidArgument`] for `max_bytes: Some(0)`.
+pub fn check_policy(policy: &Policy) -> Result<(), StorageError> {
+    if policy.max_bytes == Some(0) {
+        return Err(StorageError::InvalidArgument("maxBytes must be a positive number of bytes".to_owned()));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

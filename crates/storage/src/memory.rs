@@ -3,12 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use bytes::Bytes;
 
 use crate::kv::{normalize_key, normalize_prefix, sort_js};
-use crate::{Blob, BlobStore, KeyValueStore, NewBlob, Sequence, StorageError};
+use crate::lifecycle::{digest, ContentDigest, GoneReason, Removals, Stats, UseOrder};
+use crate::{check_policy, Blob, BlobStore, KeyValueStore, Lifecycle, NewBlob, Policy, Sequence, StorageError};
 
 /// Stored value: content is kept as [`Bytes`] (reference counted, never
 /// copied), the access cycle is atomic so that retrieves only need a shared
@@ -18,22 +19,98 @@ struct Entry {
     content: Bytes,
     content_type: String,
     last_accessed_cycle: AtomicU64,
+    session: Option<Arc<str>>,
+    expires_ms: Option<u64>,
+    /// Set when the content is shared through [`Entries::shared`].
+    digest: Option<ContentDigest>,
+}
+
+impl Entry {
+    fn expired(&self, now_ms: u64) -> bool {
+        self.expires_ms.is_some_and(|at| at <= now_ms)
+    }
 }
 
 #[derive(Debug, Default)]
 struct Entries {
     map: HashMap<String, Entry>,
+    /// Bytes held: deduplicated content counted once.
     total_bytes: u64,
+    /// Deduplicated content by digest, with the number of entries using it.
+    shared: HashMap<ContentDigest, (Bytes, usize)>,
+    /// Why recently removed references went (expired, evicted).
+    removals: Removals,
+    /// Least-recently-used order, kept while a byte budget is set.
+    uses: Option<UseOrder>,
 }
 
 impl Entries {
-    fn remove(&mut self, reference: &str) -> bool {
-        match self.map.remove(reference) {
-            Some(entry) => {
-                self.total_bytes = self.total_bytes.saturating_sub(entry.content.len() as u64);
-                true
+    /// Removes one entry, releasing its bytes (shared content when its last
+    /// user goes); `reason` is remembered for later lookups.
+    fn remove(&mut self, reference: &str, reason: Option<GoneReason>) -> bool {
+        let Some(entry) = self.map.remove(reference) else {
+            return false;
+        };
+        let len = entry.content.len() as u64;
+        match entry.digest {
+            Some(d) => {
+                if let Some((_, users)) = self.shared.get_mut(&d) {
+                    *users -= 1;
+                    if *users == 0 {
+                        self.shared.remove(&d);
+                        self.total_bytes = self.total_bytes.saturating_sub(len);
+                    }
+                }
             }
-            None => false,
+            None => self.total_bytes = self.total_bytes.saturating_sub(len),
+        }
+        if let Some(uses) = &mut self.uses {
+            uses.remove(reference);
+        }
+        if let Some(reason) = reason {
+            self.removals.remember(reference, reason);
+        }
+        true
+    }
+
+    /// Removes every entry `pick` selects; returns how many.
+    fn remove_where(&mut self, pick: impl Fn(&Entry) -> bool, reason: Option<GoneReason>) -> usize {
+        let doomed: Vec<String> = self.map.iter().filter(|(_, e)| pick(e)).map(|(k, _)| k.clone()).collect();
+        doomed.iter().filter(|r| self.remove(r, reason)).count()
+    }
+
+    /// Bytes a new content of `len` bytes would add.
+    fn cost(&self, len: u64, digest: Option<&ContentDigest>) -> u64 {
+        if digest.is_some_and(|d| self.shared.contains_key(d)) {
+            0
+        } else {
+            len
+        }
+    }
+
+    /// Evicts least recently used entries until `incoming` more bytes fit
+    /// under `max_bytes`.
+    fn make_room(&mut self, max_bytes: u64, len: u64, digest: Option<&ContentDigest>) {
+        while self.total_bytes + self.cost(len, digest) > max_bytes {
+            let Some(victim) = self.uses.as_ref().and_then(UseOrder::oldest).map(str::to_owned) else {
+                break;
+            };
+            self.remove(&victim, Some(GoneReason::Evicted));
+        }
+    }
+
+    /// Records a use for the byte budget's order.
+    fn touch(&mut self, reference: &str) {
+        if let Some(uses) = &mut self.uses {
+            uses.touch(reference);
+        }
+    }
+
+    /// The reason `reference` is gone, as an error.
+    fn missing(&self, reference: &str) -> StorageError {
+        match self.removals.reason(reference) {
+            Some(reason) => StorageError::gone(reference, reason),
+            None => StorageError::not_found(reference),
         }
     }
 }
@@ -61,6 +138,8 @@ pub struct MemoryStore {
     /// Values of the unified key-value API ([`KeyValueStore`]): a separate
     /// map, never evicted, keyed by normalised key.
     values: RwLock<BTreeMap<String, Bytes>>,
+    /// Expiry, budget and deduplication (all off by default).
+    policy: RwLock<Policy>,
 }
 
 impl MemoryStore {
@@ -84,6 +163,7 @@ impl MemoryStore {
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(encode_window(evict_after_cycles)?),
             values: RwLock::default(),
+            policy: RwLock::default(),
         })
     }
 
@@ -127,18 +207,8 @@ impl MemoryStore {
         let Some(threshold) = cycle.checked_sub(window) else {
             return 0;
         };
-        let mut entries = self.write();
-        let before = entries.map.len();
-        let mut freed = 0u64;
-        entries.map.retain(|_, entry| {
-            let keep = entry.last_accessed_cycle.load(Ordering::Relaxed) >= threshold;
-            if !keep {
-                freed += entry.content.len() as u64;
-            }
-            keep
-        });
-        entries.total_bytes = entries.total_bytes.saturating_sub(freed);
-        before - entries.map.len()
+        self.write()
+            .remove_where(|e| e.last_accessed_cycle.load(Ordering::Relaxed) < threshold, None)
     }
 
     /// Removes every entry. The reference counter is not reset, so later
@@ -146,12 +216,16 @@ impl MemoryStore {
     pub fn clear(&self) {
         let mut entries = self.write();
         entries.map.clear();
+        entries.shared.clear();
         entries.total_bytes = 0;
+        if let Some(uses) = &mut entries.uses {
+            *uses = UseOrder::default();
+        }
     }
 
     /// Removes one entry; returns whether it existed.
     pub fn delete(&self, reference: &str) -> bool {
-        self.write().remove(reference)
+        self.write().remove(reference, None)
     }
 
     /// Returns whether `reference` is currently stored (does not count as an
@@ -170,7 +244,8 @@ impl MemoryStore {
         self.read().map.is_empty()
     }
 
-    /// Sum of the content lengths of all stored entries, in bytes.
+    /// Bytes of content held (identical content counted once when
+    /// deduplicated).
     pub fn total_bytes(&self) -> u64 {
         self.read().total_bytes
     }
@@ -211,6 +286,7 @@ impl Default for MemoryStore {
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(Self::DEFAULT_EVICT_AFTER_CYCLES),
             values: RwLock::default(),
+            policy: RwLock::default(),
         }
     }
 }
@@ -220,36 +296,124 @@ impl BlobStore for MemoryStore {
         self.counter.next()
     }
 
+    /// Stores the blob; with a policy, also its session and expiry, its
+    /// content once (deduplication) and within the byte budget (least
+    /// recently used entries evicted first).
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::TooLarge`] for content larger than the whole budget.
     fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, StorageError> {
-        let NewBlob { sequence, key, content, content_type } = blob;
+        let NewBlob { sequence, key, content, content_type, tags } = blob;
+        let policy = self.policy();
+        let len = content.len() as u64;
+        if let Some(max_bytes) = policy.max_bytes {
+            if len > max_bytes {
+                return Err(StorageError::TooLarge { bytes: len, max_bytes });
+            }
+        }
         let reference = format!("mem_{sequence}_{key}");
+        // Hashed before the lock is taken.
+        let digest = policy.dedup.then(|| digest(&content));
+        let expires_ms = tags.expires_at(&policy);
+        let session = tags.session.map(Arc::from);
+        let mut entries = self.write();
+        entries.remove(&reference, None);
+        if let Some(max_bytes) = policy.max_bytes {
+            entries.make_room(max_bytes, len, digest.as_ref());
+        }
+        let content = match digest {
+            Some(d) => {
+                let (shared, users) = entries.shared.entry(d).or_insert_with(|| (content, 0));
+                *users += 1;
+                let shared = shared.clone();
+                if *users == 1 {
+                    entries.total_bytes += len;
+                }
+                shared
+            }
+            None => {
+                entries.total_bytes += len;
+                content
+            }
+        };
         let entry = Entry {
+            content,
             content_type: content_type.to_owned(),
             last_accessed_cycle: AtomicU64::new(self.current_cycle()),
-            content,
+            session,
+            expires_ms,
+            digest,
         };
-        let size = entry.content.len() as u64;
-        let mut entries = self.write();
-        if let Some(old) = entries.map.insert(reference.clone(), entry) {
-            entries.total_bytes = entries.total_bytes.saturating_sub(old.content.len() as u64);
-        }
-        entries.total_bytes += size;
+        entries.map.insert(reference.clone(), entry);
+        entries.removals.forget(&reference);
+        entries.touch(&reference);
         Ok(reference)
     }
 
     fn retrieve(&self, reference: &str) -> Result<Blob, StorageError> {
+        self.retrieve_at(reference, crate::lifecycle::system_now_ms())
+    }
+}
+
+impl Lifecycle for MemoryStore {
+    fn policy(&self) -> Policy {
+        *self.policy.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_policy(&self, policy: Policy) -> Result<(), StorageError> {
+        check_policy(&policy)?;
+        let mut entries = self.write();
+        if policy.max_bytes.is_some() && entries.uses.is_none() {
+            let mut uses = UseOrder::default();
+            for name in entries.map.keys() {
+                uses.insert_unused(name, 0);
+            }
+            entries.uses = Some(uses);
+        } else if policy.max_bytes.is_none() {
+            entries.uses = None;
+        }
+        *self.policy.write().unwrap_or_else(PoisonError::into_inner) = policy;
+        Ok(())
+    }
+
+    fn retrieve_at(&self, reference: &str, now_ms: u64) -> Result<Blob, StorageError> {
+        {
+            let entries = self.read();
+            let entry = entries.map.get(reference).ok_or_else(|| entries.missing(reference))?;
+            if !entry.expired(now_ms) && entries.uses.is_none() {
+                entry.last_accessed_cycle.store(self.current_cycle(), Ordering::Relaxed);
+                return Ok(Blob { content: entry.content.clone(), content_type: entry.content_type.clone() });
+            }
+        }
+        // Expired (removed now), or a use to record for the byte budget.
+        let mut entries = self.write();
+        let entry = entries.map.get(reference).ok_or_else(|| entries.missing(reference))?;
+        if entry.expired(now_ms) {
+            entries.remove(reference, Some(GoneReason::Expired));
+            return Err(StorageError::gone(reference, GoneReason::Expired));
+        }
+        entry.last_accessed_cycle.store(self.current_cycle(), Ordering::Relaxed);
+        let blob = Blob { content: entry.content.clone(), content_type: entry.content_type.clone() };
+        entries.touch(reference);
+        Ok(blob)
+    }
+
+    fn cleanup_expired(&self, now_ms: u64) -> Result<usize, StorageError> {
+        Ok(self.write().remove_where(|e| e.expired(now_ms), Some(GoneReason::Expired)))
+    }
+
+    fn delete_session(&self, session: &str) -> Result<usize, StorageError> {
+        Ok(self.write().remove_where(|e| e.session.as_deref() == Some(session), None))
+    }
+
+    fn stats(&self, now_ms: u64) -> Result<Stats, StorageError> {
         let entries = self.read();
-        let entry = entries
-            .map
-            .get(reference)
-            .ok_or_else(|| StorageError::not_found(reference))?;
-        entry
-            .last_accessed_cycle
-            .store(self.current_cycle(), Ordering::Relaxed);
-        Ok(Blob {
-            content: entry.content.clone(),
-            content_type: entry.content_type.clone(),
-        })
+        let mut stats = Stats { stored_bytes: entries.total_bytes, ..Stats::default() };
+        for entry in entries.map.values().filter(|e| !e.expired(now_ms)) {
+            stats.add(entry.session.as_deref(), entry.content.len() as u64);
+        }
+        Ok(stats)
     }
 }
 

@@ -10,7 +10,7 @@
 //! # Keys and artifacts in one directory
 //!
 //! The offloader's artifacts live flat in the same directory
-//! (`<ms>_<n>_<key><ext>`, `.metadata.journal`, `.metadata.json`, `.tmp-*`).
+//! (`<ms>_<n>_<key><ext>`, `.metadata.journal`, `.metadata.json`, `.blobs`, `.tmp-*`).
 //! Keys whose first segment has one of these forms are reserved for the
 //! artifact API: `write`, `read` and `delete` reject them with
 //! [`StorageError::InvalidKey`], and `list` skips such entries at the top
@@ -37,6 +37,7 @@ use bytes::Bytes;
 use offload_atomic::{is_not_a_directory, Dir, EntryKind, Found, TempNames};
 
 use super::journal::{JOURNAL_FILE, METADATA_FILE};
+use super::lifecycle::BLOBS_DIR;
 use super::names::has_artifact_shape;
 use super::{FileStore, TEMP_PREFIX};
 use crate::kv::{artifact_key_error, normalize_key, normalize_prefix, sort_js, TEMP_MARKER};
@@ -53,7 +54,7 @@ const VALUE_TEMPS: TempNames = TempNames::around_target("", ".__strands_tmp_", "
 /// Windows `.METADATA.JOURNAL` is the journal).
 pub(crate) fn is_reserved_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower == JOURNAL_FILE || lower == METADATA_FILE || lower.starts_with(TEMP_PREFIX) || has_artifact_shape(name)
+    lower == JOURNAL_FILE || lower == METADATA_FILE || lower == BLOBS_DIR || lower.starts_with(TEMP_PREFIX) || has_artifact_shape(name)
 }
 
 fn failure(message: String, source: io::Error) -> StorageError {
@@ -266,6 +267,8 @@ mod tests {
         for name in [
             ".metadata.json",
             ".metadata.journal",
+            ".blobs",
+            ".BLOBS",
             ".tmp-12-3",
             "1700000000000_1_tool_0.txt",
             "1_2_",

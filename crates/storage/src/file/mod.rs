@@ -9,25 +9,30 @@
 //!   .metadata.journal               {"f":"<file name>","t":"<content type>"}\n per artifact
 //!   .metadata.json                  SDK-written map file name -> content type (read only)
 //!   .tmp-<pid>-<seq>                in-flight writes (removed when older than an hour)
+//!   .blobs/<sha256>                 deduplicated content, hard-linked to its artifacts
 //!   <key segments>/...              values of the key-value API (see `keys`)
 //! ```
 
 mod journal;
 mod keys;
+mod lifecycle;
 mod names;
 mod resolve;
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use offload_atomic::{Dir, Found, Staged, Step, TempNames};
+use offload_atomic::{Dir, Staged, Step, TempNames};
 
-use crate::{Blob, BlobStore, NewBlob, Sequence, StorageError, DEFAULT_CONTENT_TYPE};
-use journal::ContentTypes;
+use crate::{Blob, BlobStore, NewBlob, Sequence, StorageError};
+use journal::{Catalog, Record};
+
+use crate::lifecycle::digest;
+use crate::Policy;
 
 pub use names::sanitize_id;
 
@@ -62,7 +67,7 @@ struct Opened {
     dir: PathBuf,
     /// The open directory; `None` until it could be opened.
     root: RwLock<Option<Arc<Dir>>>,
-    types: ContentTypes,
+    catalog: Catalog,
 }
 
 /// File-system storage backend with the SDK's `FileStorage` file names and
@@ -109,6 +114,8 @@ struct Shared {
     anonymous_files: AtomicBool,
     opened: OnceLock<Opened>,
     open_lock: Mutex<()>,
+    /// Expiry, budget and deduplication (all off by default).
+    policy: RwLock<Policy>,
 }
 
 impl FileStore {
@@ -125,6 +132,7 @@ impl FileStore {
                 anonymous_files: AtomicBool::new(true),
                 opened: OnceLock::new(),
                 open_lock: Mutex::new(()),
+                policy: RwLock::default(),
             }),
         }
     }
@@ -158,6 +166,11 @@ impl FileStore {
         self
     }
 
+    /// The policy shared by this store and its views.
+    fn policy(&self) -> Policy {
+        *self.shared.policy.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Whether stores are fsynced (see [`with_durable`](Self::with_durable)).
     pub fn is_durable(&self) -> bool {
         self.durable
@@ -182,7 +195,7 @@ impl FileStore {
         style: ReferenceStyle,
     ) -> Result<String, StorageError> {
         let sequence = self.next_sequence();
-        self.store_blob_with_style(NewBlob { sequence, key, content, content_type }, style)
+        self.store_blob_with_style(NewBlob { sequence, key, content, content_type, tags: crate::Tags::default() }, style)
     }
 
     /// Stores a blob under its sequence number (from
@@ -198,20 +211,37 @@ impl FileStore {
     /// full, permissions, ...). A failed store leaves no file under a final
     /// name and does not touch earlier artifacts.
     pub fn store_blob_with_style(&self, blob: NewBlob<'_>, style: ReferenceStyle) -> Result<String, StorageError> {
-        let NewBlob { sequence, key, content, content_type } = blob;
-        let opened = self.open()?;
-        let (root, filename) = match self.stage_and_publish(opened, &content, sequence, key, content_type) {
-            Ok(done) => done,
-            Err(e) if self.shared.anonymous_files.load(Ordering::Relaxed) => {
-                // An unnamed file that could not be linked (for example where
-                // `/proc` is not mounted): use named temporary files from now on.
-                self.shared.anonymous_files.store(false, Ordering::Relaxed);
-                self.stage_and_publish(opened, &content, sequence, key, content_type)
-                    .map_err(|_| e)?
+        let NewBlob { sequence, key, content, content_type, tags } = blob;
+        let policy = self.policy();
+        let len = content.len() as u64;
+        if let Some(max_bytes) = policy.max_bytes {
+            if len > max_bytes {
+                return Err(StorageError::TooLarge { bytes: len, max_bytes });
             }
-            Err(e) => return Err(e),
+        }
+        let now = tags.now();
+        let opened = self.open(now)?;
+        let digest = policy.dedup.then(|| digest(&content));
+        let linked = match &digest {
+            Some(d) => self.link_shared(opened, d, len, sequence, key, content_type),
+            None => None,
         };
-        if let Err(e) = opened.types.record(&filename, content_type, self.durable) {
+        let (root, filename) = match linked {
+            Some(done) => done,
+            None => self.write_new(opened, &content, sequence, key, content_type)?,
+        };
+        if let Some(d) = &digest {
+            self.share(&root, &filename, d);
+        }
+        let record = Record {
+            content_type: content_type.to_owned(),
+            bytes: Some(len),
+            created_ms: Some(now),
+            expires_ms: tags.expires_at(&policy),
+            session: tags.session.map(Arc::from),
+            digest,
+        };
+        if let Err(e) = opened.catalog.record(&filename, record, self.durable) {
             let _ = root.remove_file(&filename);
             return Err(e);
         }
@@ -223,12 +253,38 @@ impl FileStore {
                 return Err(artifact_write_error(e));
             }
         }
+        if let Some(max_bytes) = policy.max_bytes {
+            self.keep_under(opened, &root, max_bytes, &filename)?;
+        }
         Ok(match style {
             ReferenceStyle::Joined => resolve::join(&self.artifact_dir, &filename),
             ReferenceStyle::Concatenated => {
                 format!("{}/{}", self.artifact_dir.trim_end_matches('/'), filename)
             }
         })
+    }
+
+    /// Writes `content` as a new file under the first free artifact name
+    /// (see [`FileStore::stage_and_publish`]).
+    fn write_new(
+        &self,
+        opened: &Opened,
+        content: &[u8],
+        sequence: u64,
+        key: &str,
+        content_type: &str,
+    ) -> Result<(Arc<Dir>, String), StorageError> {
+        match self.stage_and_publish(opened, content, sequence, key, content_type) {
+            Ok(done) => Ok(done),
+            Err(e) if self.shared.anonymous_files.load(Ordering::Relaxed) => {
+                // An unnamed file that could not be linked (for example where
+                // `/proc` is not mounted): use named temporary files from now on.
+                self.shared.anonymous_files.store(false, Ordering::Relaxed);
+                self.stage_and_publish(opened, content, sequence, key, content_type)
+                    .map_err(|_| e)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Writes `content` unnamed into the directory and publishes it under the
@@ -260,7 +316,7 @@ impl FileStore {
         match Staged::write(&root, content, &ARTIFACT_TEMPS, self.durable, unnamed) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let root = opened.reopen(self.durable)?;
-                opened.types.reset_journal();
+                opened.catalog.reset_journal();
                 let staged = Staged::write(&root, content, &ARTIFACT_TEMPS, self.durable, unnamed)
                     .map_err(artifact_write_error)?;
                 Ok((root, staged))
@@ -278,10 +334,25 @@ impl FileStore {
         key: &str,
         content_type: &str,
     ) -> Result<String, StorageError> {
+        self.claim_name(root, sequence, key, content_type, |filename| {
+            staged.publish_new(root, filename).map_err(artifact_write_error)
+        })
+    }
+
+    /// Tries artifact names (from `sequence` on, later numbers on a
+    /// collision) with `publish_as` until one is free; returns it.
+    fn claim_name(
+        &self,
+        root: &Dir,
+        sequence: u64,
+        key: &str,
+        content_type: &str,
+        mut publish_as: impl FnMut(&str) -> Result<bool, StorageError>,
+    ) -> Result<String, StorageError> {
         for attempt in 0..MAX_NAME_ATTEMPTS {
             let counter = if attempt == 0 { sequence } else { self.next_sequence() };
             let filename = names::artifact_filename(now_ms(), counter, key, content_type);
-            if staged.publish_new(root, &filename).map_err(artifact_write_error)? {
+            if publish_as(&filename)? {
                 return Ok(filename);
             }
         }
@@ -294,8 +365,14 @@ impl FileStore {
 
     /// Opens the directory on first use: validates the path, creates and
     /// opens the directory (best effort; a store reports the error), removes
-    /// stale temporary files and loads the known content types.
-    fn open(&self) -> Result<&Opened, StorageError> {
+    /// stale temporary files, loads the catalog and removes the artifacts
+    /// expired at `now_ms`.
+    fn open(&self, now_ms: u64) -> Result<&Opened, StorageError> {
+        self.open_and_sweep(now_ms, true)
+    }
+
+    /// [`FileStore::open`]; the sweep of what expired only with `sweep`.
+    fn open_and_sweep(&self, now_ms: u64, sweep: bool) -> Result<&Opened, StorageError> {
         if let Some(opened) = self.shared.opened.get() {
             return Ok(opened);
         }
@@ -318,8 +395,14 @@ impl FileStore {
         if let Some(root) = &root {
             root.sweep_stale(&ARTIFACT_TEMPS, offload_atomic::STALE_AFTER);
         }
-        let types = ContentTypes::load(&dir);
-        Ok(self.shared.opened.get_or_init(|| Opened { dir, root: RwLock::new(root), types }))
+        let catalog = Catalog::load(&dir);
+        let opened = self.shared.opened.get_or_init(|| Opened { dir, root: RwLock::new(root), catalog });
+        // What expired while no store had the directory open goes now.
+        if let (true, Ok(root)) = (sweep, opened.root(self.durable)) {
+            let expired = opened.catalog.known().names_where(|r| r.expired(now_ms));
+            let _ = self.remove_artifacts(opened, &root, &expired, Some(crate::GoneReason::Expired));
+        }
+        Ok(opened)
     }
 }
 
@@ -360,25 +443,7 @@ impl BlobStore for FileStore {
     /// Everything else (escapes, siblings, subdirectories, hidden files,
     /// symlinks, non-regular files) is [`StorageError::NotFound`].
     fn retrieve(&self, reference: &str) -> Result<Blob, StorageError> {
-        let opened = self.open()?;
-        let cwd = std::env::current_dir().ok();
-        let cwd = cwd.as_deref().and_then(Path::to_str);
-        let filename = resolve::reference_filename(&self.artifact_dir, reference, cwd)
-            .ok_or_else(|| StorageError::not_found(reference))?;
-        let root = opened.root(self.durable)?;
-        let content = match root.read_file(filename) {
-            Ok(Found::File(content)) => content,
-            Ok(Found::Directory | Found::Absent) => return Err(StorageError::not_found(reference)),
-            Err(e) => return Err(StorageError::io("read artifact", opened.dir.join(filename), e)),
-        };
-        let content_type = opened
-            .types
-            .get(filename)
-            .unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_owned());
-        Ok(Blob {
-            content: Bytes::from(content),
-            content_type,
-        })
+        crate::Lifecycle::retrieve_at(self, reference, crate::lifecycle::system_now_ms())
     }
 }
 

@@ -1,0 +1,264 @@
+//! Expiry, sessions, byte budget, deduplication and cleanup of a file store.
+//!
+//! What is known of each artifact (size, creation, expiry, session, content
+//! digest) is in the directory's journal, so it survives a restart and every
+//! process sharing the directory sees it. Removing an artifact unlinks its
+//! file and then appends one removal line: nothing is rewritten, and a crash
+//! in between leaves a record whose file is gone (dropped by the next sweep),
+//! never a file the catalog says was removed. Deduplicated content lives once
+//! in `.blobs/<sha256>`; each artifact is a hard link to it under its own
+//! SDK-style name, so tools reading the path still work; the `.blobs` entry
+//! goes when the last artifact sharing it does.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use offload_atomic::{Dir, Found};
+
+use super::{artifact_write_error, resolve, FileStore, Opened};
+use crate::lifecycle::{digest_hex, ContentDigest, UseOrder};
+use crate::{check_policy, Blob, GoneReason, Lifecycle, Policy, Stats, StorageError, DEFAULT_CONTENT_TYPE};
+
+/// The directory of deduplicated content (hidden: never served, never
+/// listed, reserved in the key-value API).
+pub(crate) const BLOBS_DIR: &str = ".blobs";
+
+impl FileStore {
+    /// Publishes an artifact as a new name of existing identical content in
+    /// [`BLOBS_DIR`]; `None` when there is none (or it does not look right),
+    /// so the content is written anew.
+    pub(super) fn link_shared(
+        &self,
+        opened: &Opened,
+        digest: &ContentDigest,
+        len: u64,
+        sequence: u64,
+        key: &str,
+        content_type: &str,
+    ) -> Option<(Arc<Dir>, String)> {
+        let root = opened.root(self.durable).ok()?;
+        let blobs = root.subdir([BLOBS_DIR], None).ok()??;
+        let hex = digest_hex(digest);
+        if blobs.file_len(&hex).ok()? != Some(len) {
+            return None;
+        }
+        let name = self
+            .claim_name(&root, sequence, key, content_type, |filename| {
+                blobs
+                    .link_to(&hex, &root, filename)
+                    .map_err(|e| StorageError::io("link shared content to", root.path().join(filename), e))
+            })
+            .ok()?;
+        Some((root, name))
+    }
+
+    /// Makes `filename`'s content findable by its digest (best effort: a
+    /// failure only means identical content is written again later).
+    pub(super) fn share(&self, root: &Dir, filename: &str, digest: &ContentDigest) {
+        if let Ok(Some(blobs)) = root.subdir([BLOBS_DIR], Some(self.durable)) {
+            let _ = root.link_to(filename, &blobs, &digest_hex(digest));
+        }
+    }
+
+    /// Removes artifacts (files first, then one journal append for all of
+    /// them) and shared content no artifact uses any more; returns how many
+    /// files this call removed (another process may have been first).
+    pub(super) fn remove_artifacts(
+        &self,
+        opened: &Opened,
+        root: &Dir,
+        names: &[String],
+        reason: Option<GoneReason>,
+    ) -> Result<usize, StorageError> {
+        if names.is_empty() {
+            return Ok(0);
+        }
+        let mut removed = 0;
+        let mut first_error = None;
+        let mut done = Vec::with_capacity(names.len());
+        for name in names {
+            match root.remove_file(name) {
+                Ok(true) => {
+                    removed += 1;
+                    done.push(name.clone());
+                }
+                // Already gone (another process, a crash before the journal
+                // line): the catalog is corrected all the same.
+                Ok(false) => done.push(name.clone()),
+                Err(e) => {
+                    first_error.get_or_insert_with(|| StorageError::io("remove artifact", root.path().join(name), e));
+                }
+            }
+        }
+        let orphans = opened.catalog.record_removals(&done, reason, self.durable)?;
+        if !orphans.is_empty() {
+            if let Ok(Some(blobs)) = root.subdir([BLOBS_DIR], None) {
+                for d in &orphans {
+                    let _ = blobs.remove_file(&digest_hex(d));
+                }
+            }
+        }
+        if self.durable && removed > 0 {
+            root.sync().map_err(artifact_write_error)?;
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(removed),
+        }
+    }
+
+    /// Evicts the least recently used artifacts (never `just_stored`) until
+    /// the directory holds at most `max_bytes`.
+    pub(super) fn keep_under(
+        &self,
+        opened: &Opened,
+        root: &Dir,
+        max_bytes: u64,
+        just_stored: &str,
+    ) -> Result<(), StorageError> {
+        self.fill_sizes(opened, root);
+        loop {
+            let victim = opened.catalog.refreshed(|known| {
+                let uses = known.uses.get_or_insert_with(|| order_of(&known.records));
+                uses.touch(just_stored);
+                if known.stored_bytes() <= max_bytes {
+                    return None;
+                }
+                known.uses.as_ref().and_then(UseOrder::oldest).filter(|&n| n != just_stored).map(str::to_owned)
+            });
+            let Some(victim) = victim else { return Ok(()) };
+            self.remove_artifacts(opened, root, std::slice::from_ref(&victim), Some(GoneReason::Evicted))?;
+        }
+    }
+
+    /// Looks up the sizes the catalog does not know (artifacts of older
+    /// journals and of the SDK); records whose file is gone are dropped.
+    fn fill_sizes(&self, opened: &Opened, root: &Dir) {
+        let unknown = opened.catalog.known().names_where(|r| r.bytes.is_none());
+        if unknown.is_empty() {
+            return;
+        }
+        let sizes: Vec<(String, Option<u64>)> =
+            unknown.into_iter().map(|name| { let len = root.file_len(&name).ok().flatten(); (name, len) }).collect();
+        let mut known = opened.catalog.write();
+        for (name, len) in sizes {
+            match len {
+                Some(len) => {
+                    if let Some(record) = known.records.get_mut(&name) {
+                        record.bytes.get_or_insert(len);
+                    }
+                }
+                None => {
+                    known.forget(&name);
+                }
+            }
+        }
+    }
+
+    /// Drops the records of artifacts whose file is gone (removed by a tool,
+    /// an operator, or a process that crashed before its journal line).
+    fn reconcile(&self, opened: &Opened, root: &Dir) -> Result<(), StorageError> {
+        let present: HashSet<String> = root
+            .entries()
+            .map_err(|e| StorageError::io("list artifact directory", root.path(), e))?
+            .into_iter()
+            .map(|entry| entry.name)
+            .collect();
+        let vanished = opened.catalog.known().names_where(|_| true);
+        let vanished: Vec<String> = vanished.into_iter().filter(|n| !present.contains(n)).collect();
+        self.remove_artifacts(opened, root, &vanished, None).map(|_| ())
+    }
+}
+
+/// A least-recently-used order of `records` by creation time (no use seen yet).
+fn order_of(records: &HashMap<String, super::journal::Record>) -> UseOrder {
+    let mut uses = UseOrder::default();
+    for (name, record) in records {
+        uses.insert_unused(name, record.created_ms.unwrap_or(0));
+    }
+    uses
+}
+
+impl Lifecycle for FileStore {
+    fn policy(&self) -> Policy {
+        FileStore::policy(self)
+    }
+
+    fn set_policy(&self, policy: Policy) -> Result<(), StorageError> {
+        check_policy(&policy)?;
+        *self.shared.policy.write().unwrap_or_else(std::sync::PoisonError::into_inner) = policy;
+        if policy.max_bytes.is_none() {
+            if let Some(opened) = self.shared.opened.get() {
+                opened.catalog.write().uses = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Accepts references in either [`ReferenceStyle`](super::ReferenceStyle),
+    /// bare file names, and any spelling whose directory part resolves to the
+    /// artifact directory. Everything else (escapes, siblings,
+    /// subdirectories, hidden files, symlinks, non-regular files) is
+    /// [`StorageError::NotFound`]; an artifact whose TTL ran out is
+    /// [`StorageError::Gone`] and is removed.
+    fn retrieve_at(&self, reference: &str, now_ms: u64) -> Result<Blob, StorageError> {
+        let opened = self.open(now_ms)?;
+        let cwd = std::env::current_dir().ok();
+        let cwd = cwd.as_deref().and_then(Path::to_str);
+        let filename = resolve::reference_filename(&self.artifact_dir, reference, cwd)
+            .ok_or_else(|| StorageError::not_found(reference))?;
+        let root = opened.root(self.durable)?;
+        let record = opened.catalog.get(filename);
+        if record.as_ref().is_some_and(|r| r.expired(now_ms)) {
+            let _ = self.remove_artifacts(opened, &root, &[filename.to_owned()], Some(GoneReason::Expired));
+            return Err(StorageError::gone(reference, GoneReason::Expired));
+        }
+        let content = match root.read_file(filename) {
+            Ok(Found::File(content)) => content,
+            Ok(Found::Directory | Found::Absent) => {
+                let reason = opened.catalog.refreshed(|known| known.removals.reason(filename));
+                return Err(match reason {
+                    Some(reason) => StorageError::gone(reference, reason),
+                    None => StorageError::not_found(reference),
+                });
+            }
+            Err(e) => return Err(StorageError::io("read artifact", opened.dir.join(filename), e)),
+        };
+        if FileStore::policy(self).max_bytes.is_some() {
+            if let Some(uses) = &mut opened.catalog.write().uses {
+                uses.touch(filename);
+            }
+        }
+        Ok(Blob {
+            content: Bytes::from(content),
+            content_type: record.map_or_else(|| DEFAULT_CONTENT_TYPE.to_owned(), |r| r.content_type),
+        })
+    }
+
+    fn cleanup_expired(&self, now_ms: u64) -> Result<usize, StorageError> {
+        let opened = self.open_and_sweep(now_ms, false)?;
+        let root = opened.root(self.durable)?;
+        let expired = opened.catalog.refreshed(|known| known.names_where(|r| r.expired(now_ms)));
+        let removed = self.remove_artifacts(opened, &root, &expired, Some(GoneReason::Expired))?;
+        self.reconcile(opened, &root)?;
+        Ok(removed)
+    }
+
+    fn delete_session(&self, session: &str) -> Result<usize, StorageError> {
+        let now = crate::lifecycle::system_now_ms();
+        let opened = self.open(now)?;
+        let root = opened.root(self.durable)?;
+        let names = opened.catalog.refreshed(|known| known.names_where(|r| r.session.as_deref() == Some(session)));
+        self.remove_artifacts(opened, &root, &names, None)
+    }
+
+    fn stats(&self, now_ms: u64) -> Result<Stats, StorageError> {
+        let opened = self.open(now_ms)?;
+        let root = opened.root(self.durable)?;
+        opened.catalog.refreshed(|_| ());
+        self.fill_sizes(opened, &root);
+        Ok(opened.catalog.known().stats(now_ms))
+    }
+}
