@@ -15,6 +15,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod error;
 mod kv;
+mod lifecycle;
 mod offload;
 mod s3;
 mod s3_snapshot;

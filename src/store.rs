@@ -4,12 +4,13 @@
 //! as an `AsyncTask` on the libuv worker pool, so the event loop only pays for
 //! converting small arguments.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offload_storage::{Blob, BlobStore, FileStore, MemoryStore, NewBlob, ReferenceStyle, Tags};
+use offload_storage::{Blob, BlobStore, FileStore, Lifecycle, MemoryStore, NewBlob, ReferenceStyle, Tags};
 
 use crate::error::to_js_error;
 use crate::search::{run_query, run_search, SearchOutcome, SearchQuery};
@@ -52,12 +53,16 @@ impl Backend {
     .map_err(to_js_error)
   }
 
-  fn retrieve(&self, reference: &str) -> Result<Blob> {
+  fn retrieve_at(&self, reference: &str, now_ms: u64) -> Result<Blob> {
+    self.lifecycle().retrieve_at(reference, now_ms).map_err(to_js_error)
+  }
+
+  /// The backend's lifecycle (expiry, sessions, budget, stats).
+  pub(crate) fn lifecycle(&self) -> &dyn Lifecycle {
     match self {
-      Backend::Memory(m) => m.retrieve(reference),
-      Backend::File(f) => f.retrieve(reference),
+      Backend::Memory(m) => m.as_ref(),
+      Backend::File(f) => f.as_ref(),
     }
-    .map_err(to_js_error)
   }
 
   fn memory(&self) -> Result<&MemoryStore> {
@@ -81,6 +86,33 @@ fn cycles(value: Option<f64>) -> Result<Option<u64>> {
 #[napi]
 pub struct NativeStore {
   pub(crate) backend: Backend,
+  /// Session and lifetime given to what this handle stores, and the clock.
+  pub(crate) stamp: Stamp,
+}
+
+/// What a [`NativeStore`] handle adds to each store: a session, a lifetime, and
+/// the time (a clock shared by every handle of one storage).
+#[derive(Clone, Default)]
+pub(crate) struct Stamp {
+  pub(crate) session: Option<Arc<str>>,
+  pub(crate) ttl_ms: Option<u64>,
+  /// Milliseconds since the epoch set by the caller's clock; 0: the system clock.
+  pub(crate) clock: Arc<AtomicU64>,
+}
+
+impl Stamp {
+  /// The time now, by the storage's clock.
+  pub(crate) fn now(&self) -> u64 {
+    match self.clock.load(Ordering::Relaxed) {
+      0 => offload_storage::lifecycle::system_now_ms(),
+      set => set,
+    }
+  }
+
+  /// The tags of a store made at `now_ms`.
+  pub(crate) fn tags_at(&self, now_ms: u64) -> Tags<'_> {
+    Tags { session: self.session.as_deref(), ttl_ms: self.ttl_ms, now_ms: Some(now_ms) }
+  }
 }
 
 /// What a store resolves with.
@@ -135,6 +167,7 @@ impl NativeStore {
     concatenated: Option<bool>,
   ) -> AsyncTask<Work<StoreOutcome>> {
     let (backend, sequence, style) = (self.backend.clone(), self.backend.next_sequence(), style(concatenated));
+    let (stamp, now) = (self.stamp.clone(), self.stamp.now());
     on_worker(move || {
       let content = match payload {
         Payload::Text(text) => Bytes::from(text.into_utf8()),
@@ -142,7 +175,8 @@ impl NativeStore {
         Payload::Encoded(bytes) => bytes,
       };
       let byte_length = content.len() as f64;
-      let reference = backend.store(NewBlob { sequence, key: &key, content, content_type: &content_type, tags: Tags::default() }, style)?;
+      let blob = NewBlob { sequence, key: &key, content, content_type: &content_type, tags: stamp.tags_at(now) };
+      let reference = backend.store(blob, style)?;
       Ok(StoreOutcome { reference, byte_length })
     })
   }
@@ -151,7 +185,8 @@ impl NativeStore {
   fn store_now(&self, key: &str, bytes: Bytes, content_type: &str, concatenated: Option<bool>) -> Result<StoreOutcome> {
     let byte_length = bytes.len() as f64;
     let sequence = self.backend.next_sequence();
-    let reference = self.backend.store(NewBlob { sequence, key, content: bytes, content_type, tags: Tags::default() }, style(concatenated))?;
+    let tags = self.stamp.tags_at(self.stamp.now());
+    let reference = self.backend.store(NewBlob { sequence, key, content: bytes, content_type, tags }, style(concatenated))?;
     Ok(StoreOutcome { reference, byte_length })
   }
 }
@@ -163,14 +198,14 @@ impl NativeStore {
   #[napi(factory, catch_unwind)]
   pub fn memory(evict_after: Option<f64>) -> Result<Self> {
     let store = MemoryStore::new(cycles(evict_after)?).map_err(to_js_error)?;
-    Ok(Self { backend: Backend::Memory(Arc::new(store)) })
+    Ok(Self { backend: Backend::Memory(Arc::new(store)), stamp: Stamp::default() })
   }
 
   /// A store writing one file per block into `dir` (created on first use).
   #[napi(factory, catch_unwind)]
   pub fn file(dir: String, durable: Option<bool>) -> Self {
     let store = FileStore::new(&dir).with_durable(durable.unwrap_or(false));
-    Self { backend: Backend::File(Arc::new(store)) }
+    Self { backend: Backend::File(Arc::new(store)), stamp: Stamp::default() }
   }
 
   /// A file store on the same directory with its own numbering that shares the
@@ -178,7 +213,7 @@ impl NativeStore {
   #[napi(catch_unwind)]
   pub fn view(&self) -> Result<NativeStore> {
     match &self.backend {
-      Backend::File(f) => Ok(NativeStore { backend: Backend::File(Arc::new(f.view())) }),
+      Backend::File(f) => Ok(NativeStore { backend: Backend::File(Arc::new(f.view())), stamp: self.stamp.clone() }),
       Backend::Memory(_) => Err(Error::new(Status::InvalidArg, "only a file store has views")),
     }
   }
@@ -284,7 +319,8 @@ impl NativeStore {
       return Ok(None);
     }
     let sequence = self.backend.next_sequence();
-    let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags: Tags::default() };
+    let tags = self.stamp.tags_at(self.stamp.now());
+    let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags };
     self.backend.store(blob, style(concatenated)).map(Some)
   }
 
@@ -357,9 +393,9 @@ impl NativeStore {
   /// Reads a block back; rejects with `Reference not found: <ref>` when it is unknown.
   #[napi(ts_return_type = "Promise<RetrieveOutcome>", catch_unwind)]
   pub fn retrieve(&self, reference: String) -> AsyncTask<Work<RetrieveOutcome>> {
-    let backend = self.backend.clone();
+    let (backend, now) = (self.backend.clone(), self.stamp.now());
     on_worker(move || {
-      let blob = backend.retrieve(&reference)?;
+      let blob = backend.retrieve_at(&reference, now)?;
       Ok(RetrieveOutcome { content: Vec::from(blob.content).into(), content_type: blob.content_type })
     })
   }
@@ -367,9 +403,9 @@ impl NativeStore {
   /// Searches a stored block without copying it into JavaScript.
   #[napi(ts_return_type = "Promise<SearchOutcome>")]
   pub async fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
-    let backend = self.backend.clone();
+    let (backend, now) = (self.backend.clone(), self.stamp.now());
     run_search(move || {
-      let blob = backend.retrieve(&reference)?;
+      let blob = backend.retrieve_at(&reference, now)?;
       Ok(run_query(&blob.content, blob.content_type, &query, max_chars))
     })
     .await
