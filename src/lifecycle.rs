@@ -21,7 +21,7 @@ const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
 /// A non-negative whole number of at most 2^53 - 1 (`what` names it in the error).
 fn whole(value: f64, what: &str) -> Result<u64> {
-  if value.is_finite() && value >= 0.0 && value <= MAX_SAFE && value.fract() == 0.0 {
+  if (0.0..=MAX_SAFE).contains(&value) && value.fract() == 0.0 {
     Ok(value as u64)
   } else {
     Err(Error::new(Status::InvalidArg, format!("{what} must be a non-negative integer of at most 2^53 - 1")))
