@@ -1,5 +1,6 @@
 // The plugin's options: defaults (the SDK's), the choices of each opt-in option, and
 // their validation with clear errors, in the order the SDK checks its own.
+import { ttlMs } from './lifecycle.js'
 import { checkNumber } from './numbers.js'
 
 /** Characters per token of the SDK's previews and output budgets. */
@@ -63,10 +64,12 @@ export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_A
   if (typeof exactCountLimit !== 'number' || !(exactCountLimit >= 0)) {
     throw new Error('exactCountLimit must be a non-negative number of characters')
   }
+  const ttl = config.ttlSeconds === undefined ? undefined : ttlMs('ttlSeconds', config.ttlSeconds)
   return {
     maxResultTokens,
     previewTokens,
     evictAfterCycles,
+    ttlMs: ttl,
     includeRetrievalTool: config.includeRetrievalTool ?? true,
     tokenizer,
     nativeTokenizer: NATIVE_TOKENIZERS.includes(tokenizer),

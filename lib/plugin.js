@@ -19,7 +19,8 @@ import { isDelegatingAgentTool, isLocalSandbox, logger, OFFLOADER_NAMESPACE, san
 import { storeBlock, transferTexts } from './store-blocks.js'
 import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
-import { NATIVE, nativeFor } from './storage/native-backed.js'
+import { NATIVE, nativeFor, tagged } from './storage/native-backed.js'
+import { syncClock, ttlMs } from './lifecycle.js'
 import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
 
 /**
@@ -44,6 +45,16 @@ const MAX_SEARCH_CHARS = 0xffff_ffff
  * preview of `previewTokens` tokens plus references; a `retrieve_offloaded_content`
  * tool lets the agent grep or slice what was stored.
  */
+/** The SDK's session id of `agent` (its SessionManager's, else a generated one), if any. */
+function agentSessionId(agent) {
+  try {
+    const id = agent?.sessionId
+    return typeof id === 'string' && id.length > 0 ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export class ContextOffloader {
   name = 'strands:context-offloader'
   static _DEFAULT_EVICT_AFTER_CYCLES = DEFAULT_EVICT_AFTER_CYCLES
@@ -255,12 +266,16 @@ export class ContextOffloader {
    * Stores every block of `content` under `<keyPrefix>_<i>` and builds the replacement
    * content. Resolves with `null` when storing failed and the original is to be kept.
    */
-  async _offloadBlocks(content, keyPrefix, agent, decision) {
+  async _offloadBlocks(content, keyPrefix, agent, decision, tags = {}) {
     const texts = blockTexts(content)
     let storage
     let storageError
     try {
-      storage = this._storageForAgent(agent)
+      // What is stored carries the agent's session (the SDK's `agent.sessionId`) and
+      // the lifetime asked for, on storages that keep them (ours).
+      const sessionId = tags.sessionId ?? agentSessionId(agent)
+      storage = tagged(this._storageForAgent(agent), sessionId, tags.ttlMs ?? this._options.ttlMs)
+      if (storage?.[NATIVE]) syncClock(storage, storage[NATIVE])
     } catch (err) {
       storageError = err
     }
@@ -332,11 +347,21 @@ export class ContextOffloader {
    * block under `<key>_<i>` and returns the preview text and references the plugin
    * would have put in the conversation. Always offloads, whatever the size.
    * @param {string | import('@strands-agents/sdk').ToolResultContent[]} content
-   * @param {{ key: string, agent?: import('@strands-agents/sdk').LocalAgent }} options
+   * `ttlSeconds` and `sessionId` override the plugin's lifetime and the agent's session
+   * for what this call stores (on storages that keep them: ours).
+   * @param {{ key: string, agent?: import('@strands-agents/sdk').LocalAgent, ttlSeconds?: number, sessionId?: string }} options
    */
   async offload(content, options) {
     const key = options?.key
     if (typeof key !== 'string' || key.length === 0) throw new TypeError('offload() needs a non-empty string `key`')
+    const tags = {}
+    if (options.ttlSeconds !== undefined) tags.ttlMs = ttlMs('ttlSeconds', options.ttlSeconds)
+    if (options.sessionId !== undefined) {
+      if (typeof options.sessionId !== 'string' || options.sessionId.length === 0) {
+        throw new TypeError('offload() sessionId must be a non-empty string')
+      }
+      tags.sessionId = options.sessionId
+    }
     const blocks = toContentBlocks(content)
     const agent = options.agent ?? this._lastAgent?.deref()
     if (!this._storage) {
@@ -346,7 +371,7 @@ export class ContextOffloader {
     }
     const resultBlock = new ToolResultBlock({ toolUseId: key, status: 'success', content: blocks })
     const decision = await this._decide(blocks, resultBlock, agent)
-    const offloaded = await this._offloadBlocks(blocks, key, agent, decision)
+    const offloaded = await this._offloadBlocks(blocks, key, agent, decision, tags)
     if (!offloaded) throw new Error(`offload failed: the content could not be stored (key ${key})`)
     const { text, references, measure, truncated } = offloaded
     return {

@@ -50,7 +50,8 @@ const RETRIEVAL_TOOL_DESCRIPTION =
 
 /**
  * The retrieval tool. Every failure (unknown reference, unreadable storage, no tool
- * context) answers `Error: reference not found: <reference>`, as the SDK's does.
+ * context) answers `Error: reference not found: <reference>`, as the SDK's does; an
+ * artifact that expired or was evicted for a byte budget says which.
  * @param {{ maxChars: number, storageFor: (context: unknown) => object }} options -
  *   the output budget in UTF-16 units, and the storage that serves a tool call
  */
@@ -65,8 +66,12 @@ export function createRetrievalTool({ maxChars, storageFor }) {
         if (!isFullRetrieval(input)) return await searchStored(storage, input, maxChars)
         const result = await retrieveContent(storage, input.reference)
         return decodeStoredContent(result.content, result.contentType, input.reference)
-      } catch {
-        return `Error: reference not found: ${input.reference}`
+      } catch (err) {
+        // An artifact that expired or was evicted for the byte budget says so.
+        const reason = /^Reference not found \((expired|evicted to stay under maxBytes)\)/.exec(String(err?.message ?? ''))?.[1]
+        return reason
+          ? `Error: reference not found (${reason}): ${input.reference}`
+          : `Error: reference not found: ${input.reference}`
       }
     },
   })

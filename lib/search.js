@@ -1,6 +1,7 @@
 // The retrieval search as the tool asks for it: the query from the tool's input and the
 // answer text from the native outcome. The search itself runs natively, on the stored
 // blob of a native storage without copying it out, or on the bytes any other storage returns.
+import { syncClock } from './lifecycle.js'
 import { native, toBytes } from './native.js'
 import { nativeFor } from './storage/native-backed.js'
 import { retrieveContent } from './storage/unified.js'
@@ -40,6 +41,7 @@ function searchAnswer(outcome) {
  */
 export async function searchStored(storage, input, maxChars) {
   const nativeStore = nativeFor(storage, 'retrieve')
+  if (nativeStore) syncClock(storage, nativeStore)
   if (nativeStore) return searchAnswer(await nativeStore.search(input.reference, searchQueryOf(input), maxChars))
   const result = await retrieveContent(storage, input.reference)
   const content = result.content instanceof Uint8Array ? result.content : toBytes(result.content)

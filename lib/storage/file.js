@@ -4,7 +4,8 @@
 import { FileStorage as SdkFileStorage } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { NAMESPACED } from '../sdk.js'
 import { asUint8Array, native, toBytes } from '../native.js'
-import { NATIVE, NativeBackedStorage, PLUGIN_VIEW, kvCall } from './native-backed.js'
+import { lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { NATIVE, NativeBackedStorage, PLUGIN_VIEW, SWEEP, kvCall } from './native-backed.js'
 import { normalizePrefix } from './unified.js'
 
 /** Internal: the artifact directory as given. */
@@ -19,16 +20,21 @@ const ARTIFACT_DIR = Symbol('context-offloader.artifactDir')
 export class FileStorage extends NativeBackedStorage {
 
   /**
-   * @param {string | { artifactDir?: string, durable?: boolean }} [options='./artifacts']
-   *   the directory, or options; `durable: true` fsyncs each file and the directory.
+   * @param {string | { artifactDir?: string, durable?: boolean, ttlSeconds?: number, maxBytes?: number, dedup?: boolean, cleanupIntervalSeconds?: number, clock?: () => number }} [options='./artifacts']
+   *   the directory, or options; `durable: true` fsyncs each file and the directory; the
+   *   lifecycle: a default TTL, a byte budget with least-recently-used eviction,
+   *   deduplication (hard links to one file), a background sweep, a clock.
    */
   constructor(options = './artifacts') {
+    const isOptions = typeof options === 'object' && options !== null
     const artifactDir = typeof options === 'string' ? options : (options?.artifactDir ?? './artifacts')
-    const durable = typeof options === 'object' && options !== null ? Boolean(options.durable) : false
+    const durable = isOptions ? Boolean(options.durable) : false
     if (typeof artifactDir !== 'string' || artifactDir.length === 0) {
       throw new TypeError('FileStorage artifactDir must be a non-empty string')
     }
+    const lifecycle = lifecycleOptions(isOptions ? options : undefined, { budget: true, dedup: true }, 'FileStorage')
     super(native.NativeStore.file(artifactDir, durable), false)
+    Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
     // Plain (symbol-keyed) properties, not private fields: agent views inherit them.
     Object.defineProperty(this, ARTIFACT_DIR, { value: artifactDir })
   }

@@ -2,8 +2,9 @@
 // SDK's turn-based eviction, and the SDK's unified storage on a native map beside them.
 import { logger, EPHEMERAL } from '../sdk.js'
 import { native } from '../native.js'
+import { lifecycleOptions, startLifecycle } from '../lifecycle.js'
 import { checkNumber } from '../numbers.js'
-import { NATIVE, NativeBackedStorage } from './native-backed.js'
+import { NATIVE, NativeBackedStorage, SWEEP } from './native-backed.js'
 
 /**
  * The native eviction window for a JavaScript one. Entries are evicted when
@@ -26,14 +27,23 @@ export class InMemoryStorage extends NativeBackedStorage {
   /** Content does not survive a restart (as the SDK's unified InMemoryStorage). */
   [EPHEMERAL] = true
 
-  /** @param {number | null} [evictAfterTurns=20] - idle cycles before eviction; `null` disables. */
-  constructor(evictAfterTurns = InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
+  /**
+   * @param {number | null | { evictAfterTurns?: number | null, ttlSeconds?: number, maxBytes?: number, dedup?: boolean, cleanupIntervalSeconds?: number, clock?: () => number }} [options=20]
+   *   idle cycles before eviction (`null` disables), or options: the same, plus the
+   *   lifecycle (a default TTL, a byte budget with least-recently-used eviction,
+   *   deduplication, a background sweep, a clock).
+   */
+  constructor(options = InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
+    const isOptions = typeof options === 'object' && options !== null
+    const evictAfterTurns = isOptions ? (options.evictAfterTurns === undefined ? InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS : options.evictAfterTurns) : options
+    const lifecycle = lifecycleOptions(isOptions ? options : undefined, { budget: true, dedup: true }, 'InMemoryStorage')
     if (evictAfterTurns !== null) {
       checkNumber('evictAfterTurns', evictAfterTurns, 'a positive number of cycles or null', () => true)
       if (evictAfterTurns < 1) throw new Error('evictAfterTurns must be a positive integer')
     }
     super(native.NativeStore.memory(nativeCycles(evictAfterTurns)), false)
     this.#evictAfterTurns = evictAfterTurns
+    Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
   }
 
   /** Removes all stored content (offloaded blocks and unified-storage values). */

@@ -2,11 +2,14 @@
 // interfaces, the offloader's (`store`/`retrieve`) and the unified one (`write`/`read`/
 // `delete`/`list`/`namespace`, keys normalised natively as the SDK's `normalizeKey`).
 import { StorageError } from '@strands-agents/sdk'
+import { syncClock } from '../lifecycle.js'
 import { asUint8Array, toBytes } from '../native.js'
 import { namespaceView } from './unified.js'
 
 /** Internal handle of our storages: the native store behind them. */
 export const NATIVE = Symbol('context-offloader.native')
+/** Internal: the background sweep of a storage (see ../lifecycle.js). */
+export const SWEEP = Symbol('context-offloader.sweep')
 /** Internal: whether references are spelled as the SDK's plugin spells them (`<dir>/<file>`). */
 export const PLUGIN_VIEW = Symbol('context-offloader.pluginView')
 
@@ -19,6 +22,36 @@ export const PLUGIN_VIEW = Symbol('context-offloader.pluginView')
 export function nativeFor(storage, method) {
   const nativeStore = storage?.[NATIVE]
   return nativeStore && storage[method] === NativeBackedStorage.prototype[method] ? nativeStore : undefined
+}
+
+/** Tagged handles of each storage, by lifetime and session (see {@link tagged}). */
+const TAGGED = new WeakMap()
+/** Most tagged handles kept per storage (sessions come and go). */
+const MAX_TAGGED = 256
+
+/**
+ * `storage` as seen by stores that carry `sessionId` and last `ttl` milliseconds (`null`:
+ * the storage's default): for our storages, a view over the same instance (same store,
+ * same numbering, same overrides) whose native handle tags what it stores; any other
+ * storage is returned as it is (the offloader interface has no place for tags).
+ * @param {object} storage
+ * @param {string | null | undefined} sessionId
+ * @param {number | null | undefined} ttl
+ */
+export function tagged(storage, sessionId, ttl) {
+  const nativeStore = storage?.[NATIVE]
+  if (!nativeStore || (sessionId == null && ttl == null)) return storage
+  let views = TAGGED.get(storage)
+  if (!views) TAGGED.set(storage, (views = new Map()))
+  const key = `${ttl ?? ''}\u0000${sessionId ?? ''}`
+  let view = views.get(key)
+  if (!view) {
+    if (views.size >= MAX_TAGGED) views.clear()
+    view = Object.create(storage)
+    Object.defineProperty(view, NATIVE, { value: nativeStore.withTags(sessionId ?? null, ttl ?? null) })
+    views.set(key, view)
+  }
+  return view
 }
 
 /**
@@ -62,6 +95,7 @@ export class NativeBackedStorage {
    */
   async store(key, content, contentType = 'text/plain') {
     const nativeStore = this[NATIVE]
+    syncClock(this, nativeStore)
     const args = [String(key), toBytes(content), String(contentType), this[PLUGIN_VIEW]]
     const outcome = nativeStore.storeBytesNow(...args) ?? (await nativeStore.storeBytes(...args))
     return outcome.reference
@@ -72,8 +106,47 @@ export class NativeBackedStorage {
    * @param {string} reference
    */
   async retrieve(reference) {
+    syncClock(this, this[NATIVE])
     const outcome = await this[NATIVE].retrieve(String(reference))
     return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
+  }
+
+  /**
+   * Removes every artifact whose TTL ran out; resolves with how many. (Expired
+   * references are already refused before any sweep.)
+   * @returns {Promise<number>}
+   */
+  async cleanupExpired() {
+    syncClock(this, this[NATIVE])
+    return this[NATIVE].cleanupExpired()
+  }
+
+  /**
+   * Removes every artifact stored for `sessionId`; resolves with how many.
+   * @param {string} sessionId
+   * @returns {Promise<number>}
+   */
+  async deleteSession(sessionId) {
+    if (typeof sessionId !== 'string' || sessionId.length === 0) {
+      throw new TypeError('deleteSession() needs a non-empty string session id')
+    }
+    return this[NATIVE].deleteSession(sessionId)
+  }
+
+  /**
+   * What the storage holds: live artifacts and their bytes, bytes actually held
+   * (`storedBytes`: identical content counted once when deduplicated), per session.
+   * @returns {Promise<{ artifacts: number, bytes: number, storedBytes: number, sessions: Record<string, { artifacts: number, bytes: number }> }>}
+   */
+  async stats() {
+    syncClock(this, this[NATIVE])
+    const stats = await this[NATIVE].stats()
+    return { artifacts: stats.artifacts, bytes: stats.bytes, storedBytes: stats.storedBytes, sessions: { ...stats.sessions } }
+  }
+
+  /** Stops the background sweep (`cleanupIntervalSeconds`), if any. Stored content stays. */
+  close() {
+    this[SWEEP]?.stop()
   }
 
   /**
