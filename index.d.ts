@@ -70,6 +70,12 @@ export interface ContextOffloaderConfig {
   includeRetrievalTool?: boolean
   /** Agent cycles after which offloaded entries are evicted; `null` disables. Default 20. */
   evictAfterCycles?: number | null
+  /**
+   * Lifetime of what the plugin stores, in seconds (positive; fractions allowed), on
+   * storages that keep one (ours); overrides the storage's `ttlSeconds`. Default: the
+   * storage's (none: kept until removed). Stores also carry the agent's `sessionId`.
+   */
+  ttlSeconds?: number
   /** How tokens are counted. Default `'model'` (the SDK's behaviour). */
   tokenizer?: Tokenizer
   /**
@@ -127,6 +133,10 @@ export interface OffloadOptions {
   key: string
   /** The agent whose storage and model to use; default: the agent the plugin was last added to. */
   agent?: LocalAgent
+  /** Lifetime of what this call stores, in seconds; default: the plugin's `ttlSeconds`. */
+  ttlSeconds?: number
+  /** Session the stored blocks belong to; default: the agent's `sessionId`. */
+  sessionId?: string
 }
 
 /**
@@ -194,9 +204,46 @@ export interface UnifiedStorageMethods {
 // Only what is declared with `export` is exported (the base class below is not).
 export {}
 
+/** What a storage holds ({@link InMemoryStorage.stats}, {@link FileStorage.stats}). */
+export interface StorageStats {
+  /** Live artifacts (expired ones are not counted, even before a sweep). */
+  artifacts: number
+  /** Their content bytes, each artifact counted in full. */
+  bytes: number
+  /** Bytes actually held: identical content counted once when deduplicated. */
+  storedBytes: number
+  /** Artifacts and bytes per session id (artifacts stored without one are not listed). */
+  sessions: Record<string, { artifacts: number; bytes: number }>
+}
+
+/**
+ * The artifact lifecycle of {@link InMemoryStorage} and {@link FileStorage}. Every
+ * option is off by default (the SDK's behaviour).
+ */
+export interface LifecycleOptions {
+  /** Default lifetime of an artifact in seconds (positive; fractions allowed). An expired reference is `Reference not found (expired): <ref>` at once. */
+  ttlSeconds?: number
+  /** Most bytes of content kept (after dedup; a positive integer): least recently stored or retrieved artifacts are evicted first; larger content is refused. */
+  maxBytes?: number
+  /** Store identical content (same bytes) once, by SHA-256; every reference stays distinct. */
+  dedup?: boolean
+  /** Sweep expired artifacts every this many seconds (a positive integer) on an unref'd timer; `close()` stops it. */
+  cleanupIntervalSeconds?: number
+  /** Milliseconds since the epoch for TTLs (default `Date.now`); for tests and simulations. */
+  clock?: () => number
+}
+
 declare abstract class NativeBackedStorage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
   store(key: string, content: Uint8Array, contentType?: string): Promise<string>
   retrieve(reference: string): Promise<StoredContent>
+  /** Removes every artifact whose TTL ran out; resolves with how many. */
+  cleanupExpired(): Promise<number>
+  /** Removes every artifact stored for `sessionId`; resolves with how many. */
+  deleteSession(sessionId: string): Promise<number>
+  /** What the storage holds now. */
+  stats(): Promise<StorageStats>
+  /** Stops the background sweep, if any (stored content stays). */
+  close(): void
   write(key: string, data: Uint8Array): Promise<void>
   read(key: string): Promise<Uint8Array | null>
   delete(key: string): Promise<void>
@@ -215,8 +262,11 @@ declare abstract class NativeBackedStorage implements OffloaderStorage, UnifiedS
 export declare class InMemoryStorage extends NativeBackedStorage {
   /** The default eviction window (20 cycles). */
   static readonly DEFAULT_EVICT_AFTER_TURNS: number
-  /** @param evictAfterTurns idle cycles before eviction; `null` disables. Default 20. */
-  constructor(evictAfterTurns?: number | null)
+  /**
+   * @param options idle cycles before eviction (`null` disables; default 20), or
+   *   {@link InMemoryStorageOptions}.
+   */
+  constructor(options?: number | null | InMemoryStorageOptions)
   /** Removes all stored content (offloaded blocks and unified-storage values). */
   clear(): void
   /** Number of offloaded blocks held (unified-storage values not counted). */
@@ -225,8 +275,14 @@ export declare class InMemoryStorage extends NativeBackedStorage {
   readonly byteLength: number
 }
 
+/** Options of {@link InMemoryStorage}. */
+export interface InMemoryStorageOptions extends LifecycleOptions {
+  /** Idle cycles before eviction; `null` disables. Default 20. */
+  evictAfterTurns?: number | null
+}
+
 /** Options of {@link FileStorage}. */
-export interface FileStorageOptions {
+export interface FileStorageOptions extends LifecycleOptions {
   /** Directory for the artifacts (created on first use). Default `./artifacts`. */
   artifactDir?: string
   /** fsync every artifact and the directory before `store` resolves. Default false. */

@@ -40,7 +40,7 @@ const MAX_TAGGED = 256
  */
 export function tagged(storage, sessionId, ttl) {
   const nativeStore = storage?.[NATIVE]
-  if (!nativeStore || (sessionId == null && ttl == null)) return storage
+  if (typeof nativeStore?.withTags !== 'function' || (sessionId == null && ttl == null)) return storage
   let views = TAGGED.get(storage)
   if (!views) TAGGED.set(storage, (views = new Map()))
   const key = `${ttl ?? ''}\u0000${sessionId ?? ''}`
