@@ -28,8 +28,9 @@ import * as sessions from './scenarios/sessions.mjs'
 import * as s3 from './scenarios/s3.mjs'
 import * as tokens from './scenarios/tokens.mjs'
 import * as decision from './scenarios/decision.mjs'
+import * as lifecycle from './scenarios/lifecycle.mjs'
 
-const SCENARIOS = [offload, smallOffload, fileStore, search, backtracking, eventLoop, memory, sessions, s3, tokens, decision]
+const SCENARIOS = [offload, smallOffload, fileStore, search, backtracking, eventLoop, memory, sessions, s3, tokens, decision, lifecycle]
 
 const { values: options } = parseArgs({
   options: {
