@@ -330,7 +330,7 @@ export interface S3ConnectionOptions {
 }
 
 /** Options of {@link S3Storage}. */
-export interface S3StorageOptions extends S3ConnectionOptions {
+export interface S3StorageOptions extends Pick<LifecycleOptions, 'ttlSeconds' | 'cleanupIntervalSeconds' | 'clock'> {
   /** Key prefix; trailing slashes are normalised to one (`a/b//` → `a/b/`). Default none. */
   prefix?: string
   /** Region; default the environment's (`AWS_REGION`, profile), else `us-east-1`. */

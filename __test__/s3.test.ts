@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { Agent, SessionManager, tool } from '@strands-agents/sdk'
 import { S3Storage as SdkS3Storage } from '@strands-agents/sdk/storage'
 import { S3Storage as SdkS3SnapshotStorage } from '@strands-agents/sdk/session/s3-storage'
-import { S3Client, GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
+import { S3Client, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { v7 as uuidV7 } from 'uuid'
@@ -556,5 +556,51 @@ describe('S3SnapshotStorage against the SDK session S3Storage', () => {
     }
     const keys = await listKeys('procs/x/proc-ours-sdk/')
     expect(keys.some((k) => /^procs\/x\/proc-ours-sdk\/scopes\/agent\/[^/]+\/snapshots\/snapshot_latest\.json$/.test(k))).toBe(true)
+  })
+})
+
+describe('S3Storage lifecycle', () => {
+  const T0 = 1_800_000_000_000
+  const keyOf = (ref: string) => ref.slice(`s3://${garage.bucket}/`.length)
+
+  test('TTL and session as object metadata; expired objects refused (and deleted) at once, swept, uncounted', async () => {
+    const clock = { now: T0 }
+    const prefix = `life-${uuidV7()}/`
+    const s3 = storage({ prefix, ttlSeconds: 60, clock: () => clock.now })
+    const plugin = new ContextOffloader({ storage: s3 })
+    const a = (await plugin.offload('a'.repeat(20_000), { key: 'a', sessionId: 'user 1' })).references[0].reference
+    const b = (await plugin.offload('b'.repeat(30_000), { key: 'b', sessionId: 'user 1', ttlSeconds: 3_600 })).references[0].reference
+    const c = (await plugin.offload('c'.repeat(40_000), { key: 'c', sessionId: 'user-2', ttlSeconds: 7_200 })).references[0].reference
+    const head = await client.send(new HeadObjectCommand({ Bucket: garage.bucket, Key: keyOf(a) }))
+    expect(head.Metadata).toEqual({ 'offloader-expires': String(T0 + 60_000), 'offloader-session': 'user%201' })
+    expect(await s3.stats()).toEqual({
+      artifacts: 3,
+      bytes: 90_000,
+      storedBytes: 90_000,
+      sessions: { 'user 1': { artifacts: 2, bytes: 50_000 }, 'user-2': { artifacts: 1, bytes: 40_000 } },
+    })
+    clock.now += 60_000
+    await expect(s3.retrieve(a)).rejects.toThrow(`Reference not found (expired): ${a}`)
+    expect(await listKeys(prefix)).not.toContain(keyOf(a))
+    clock.now += 3_600_000 - 60_000
+    expect((await s3.stats()).artifacts).toBe(1)
+    expect(await s3.cleanupExpired()).toBe(1)
+    expect(await listKeys(prefix)).toEqual([keyOf(c)])
+    expect(await s3.deleteSession('user-2')).toBe(1)
+    expect(await listKeys(prefix)).toEqual([])
+    void b
+  })
+
+  test('unified keys under the same prefix are never swept; bad options are refused', async () => {
+    const prefix = `life-${uuidV7()}/`
+    const s3 = storage({ prefix, ttlSeconds: 1, clock: () => T0 })
+    await s3.write('notes/keep', enc('value'))
+    await s3.store('k', enc('v'), 'text/plain')
+    const later = storage({ prefix, clock: () => T0 + 5_000 })
+    expect(await later.cleanupExpired()).toBe(1)
+    expect(dec((await later.read('notes/keep'))!)).toBe('value')
+    expect(() => storage({ maxBytes: 100 })).toThrow('S3Storage has no maxBytes budget')
+    expect(() => storage({ dedup: true })).toThrow('S3Storage does not deduplicate')
+    expect(() => storage({ ttlSeconds: -5 })).toThrow(RangeError)
   })
 })

@@ -20,7 +20,7 @@ use crate::task::{on_worker, Work};
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
 /// A non-negative whole number of at most 2^53 - 1 (`what` names it in the error).
-fn whole(value: f64, what: &str) -> Result<u64> {
+pub(crate) fn whole(value: f64, what: &str) -> Result<u64> {
   if (0.0..=MAX_SAFE).contains(&value) && value.fract() == 0.0 {
     Ok(value as u64)
   } else {
@@ -76,6 +76,27 @@ impl From<Stats> for StorageStats {
   }
 }
 
+impl Stamp {
+  /// A stamp with this one's clock, for `session` and a lifetime of `ttl_ms`.
+  pub(crate) fn tagged(&self, session: Option<String>, ttl_ms: Option<f64>) -> Result<Stamp> {
+    Ok(Stamp {
+      session: session.map(Arc::from),
+      ttl_ms: ttl_ms.map(|v| whole(v, "ttl")).transpose()?,
+      clock: Arc::clone(&self.clock),
+    })
+  }
+
+  /// Sets the clock's time (`None`: the system clock).
+  pub(crate) fn set_now(&self, now_ms: Option<f64>) -> Result<()> {
+    let value = match now_ms {
+      Some(v) => whole(v, "the clock's time")?.max(1),
+      None => 0,
+    };
+    self.clock.store(value, Ordering::Relaxed);
+    Ok(())
+  }
+}
+
 #[napi]
 impl NativeStore {
   /// Sets the storage's policy (shared by all its handles).
@@ -93,24 +114,14 @@ impl NativeStore {
   /// carry `session` and last `ttlMs` (`null`: the storage's default).
   #[napi(catch_unwind)]
   pub fn with_tags(&self, session: Option<String>, ttl_ms: Option<f64>) -> Result<NativeStore> {
-    let stamp = Stamp {
-      session: session.map(Arc::from),
-      ttl_ms: ttl_ms.map(|v| whole(v, "ttl")).transpose()?,
-      clock: Arc::clone(&self.stamp.clock),
-    };
-    Ok(NativeStore { backend: self.backend.clone(), stamp })
+    Ok(NativeStore { backend: self.backend.clone(), stamp: self.stamp.tagged(session, ttl_ms)? })
   }
 
   /// Sets the time (ms since the epoch) the storage's handles use from now
   /// on; `null` goes back to the system clock.
   #[napi(catch_unwind)]
   pub fn set_now(&self, now_ms: Option<f64>) -> Result<()> {
-    let value = match now_ms {
-      Some(v) => whole(v, "the clock's time")?.max(1),
-      None => 0,
-    };
-    self.stamp.clock.store(value, Ordering::Relaxed);
-    Ok(())
+    self.stamp.set_now(now_ms)
   }
 
   /// Removes every expired artifact; resolves with how many.

@@ -4,6 +4,8 @@
 //! Requests run on napi's Tokio runtime; the core (`offload-s3`) caps them at
 //! `maxInFlight` per store. Searches run on a blocking thread over the downloaded bytes.
 
+use crate::lifecycle::{whole, LifecyclePolicy, StorageStats};
+use crate::store::Stamp;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_s3::{S3Options, S3Store, StaticCredentials};
-use offload_storage::{NewBlob, Tags};
+use offload_storage::NewBlob;
 
 use crate::error::to_js_error;
 use crate::kv::kv_error;
@@ -91,6 +93,8 @@ pub(crate) fn options_of(bucket: String, options: Option<S3StoreOptions>) -> Res
 #[napi]
 pub struct NativeS3Store {
   store: Arc<S3Store>,
+  /// Session and lifetime of what this handle stores, and the clock.
+  stamp: Stamp,
 }
 
 impl NativeS3Store {
@@ -104,10 +108,11 @@ impl NativeS3Store {
   ) -> Result<PromiseRaw<'env, StoreOutcome>> {
     let store = self.store.clone();
     let sequence = store.next_sequence();
+    let (stamp, now) = (self.stamp.clone(), self.stamp.now());
     env.spawn_future(async move {
       let content = content();
       let byte_length = content.len() as f64;
-      let blob = NewBlob { sequence, key: &key, content, content_type: &content_type, tags: Tags::default() };
+      let blob = NewBlob { sequence, key: &key, content, content_type: &content_type, tags: stamp.tags_at(now) };
       let reference = store.store_blob(blob).await.map_err(to_js_error)?;
       Ok(StoreOutcome { reference, byte_length })
     })
@@ -120,7 +125,7 @@ impl NativeS3Store {
   #[napi(constructor, catch_unwind)]
   pub fn new(bucket: String, options: Option<S3StoreOptions>) -> Result<Self> {
     let store = S3Store::new(options_of(bucket, options)?).map_err(to_js_error)?;
-    Ok(Self { store: Arc::new(store) })
+    Ok(Self { store: Arc::new(store), stamp: Stamp::default() })
   }
 
   /// The bucket written to.
@@ -191,15 +196,57 @@ impl NativeS3Store {
   /// Downloads an object; rejects with `Reference not found: <ref>` when it is unknown.
   #[napi]
   pub async fn retrieve(&self, reference: String) -> Result<RetrieveOutcome> {
-    let blob = self.store.retrieve(&reference).await.map_err(to_js_error)?;
+    let blob = self.store.retrieve_at(&reference, self.stamp.now()).await.map_err(to_js_error)?;
     Ok(RetrieveOutcome { content: Vec::from(blob.content).into(), content_type: blob.content_type })
   }
 
   /// Downloads an object and searches it natively; nothing large crosses into JavaScript.
   #[napi]
   pub async fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
-    let blob = self.store.retrieve(&reference).await.map_err(to_js_error)?;
+    let blob = self.store.retrieve_at(&reference, self.stamp.now()).await.map_err(to_js_error)?;
     run_search(move || Ok(run_query(&blob.content, blob.content_type, &query, max_chars))).await
+  }
+
+  /// Sets the default lifetime of stored objects (`defaultTtlMs`); S3 keeps no byte
+  /// budget and does not deduplicate (refused).
+  #[napi(catch_unwind)]
+  pub fn set_policy(&self, policy: LifecyclePolicy) -> Result<()> {
+    if policy.max_bytes.is_some() || policy.dedup == Some(true) {
+      return Err(Error::new(Status::InvalidArg, "S3Storage keeps no maxBytes budget and does not deduplicate"));
+    }
+    let ttl = policy.default_ttl_ms.map(|v| whole(v, "ttl")).transpose()?;
+    self.store.set_default_ttl(ttl);
+    Ok(())
+  }
+
+  /// A handle on the same store whose uploads carry `session` and last `ttlMs`.
+  #[napi(catch_unwind)]
+  pub fn with_tags(&self, session: Option<String>, ttl_ms: Option<f64>) -> Result<NativeS3Store> {
+    Ok(NativeS3Store { store: Arc::clone(&self.store), stamp: self.stamp.tagged(session, ttl_ms)? })
+  }
+
+  /// Sets the time (ms since the epoch) of this store's handles; `null`: the system clock.
+  #[napi(catch_unwind)]
+  pub fn set_now(&self, now_ms: Option<f64>) -> Result<()> {
+    self.stamp.set_now(now_ms)
+  }
+
+  /// Deletes every expired artifact object under the prefix; resolves with how many.
+  #[napi]
+  pub async fn cleanup_expired(&self) -> Result<f64> {
+    Ok(self.store.cleanup_expired(self.stamp.now()).await.map_err(to_js_error)? as f64)
+  }
+
+  /// Deletes every artifact object of `session`; resolves with how many.
+  #[napi]
+  pub async fn delete_session(&self, session: String) -> Result<f64> {
+    Ok(self.store.delete_session(&session).await.map_err(to_js_error)? as f64)
+  }
+
+  /// What the prefix holds now.
+  #[napi]
+  pub async fn stats(&self) -> Result<StorageStats> {
+    Ok(self.store.stats(self.stamp.now()).await.map_err(to_js_error)?.into())
   }
 
   /// Number of unfinished multipart uploads under the prefix (for checks and tests).

@@ -2,7 +2,8 @@
 // searched natively, and the SDK's unified S3 storage on the same prefix.
 import { native, toBytes } from '../native.js'
 import { checkNumber, describe, integerIn, positiveUpTo } from '../numbers.js'
-import { NATIVE, NativeBackedStorage, kvCall } from './native-backed.js'
+import { lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { NATIVE, NativeBackedStorage, SWEEP, kvCall } from './native-backed.js'
 
 /** Longest per-attempt timeout accepted, in ms (a day). */
 const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000
@@ -48,7 +49,9 @@ export class S3Storage extends NativeBackedStorage {
     if (typeof bucket !== 'string' || bucket.length === 0) throw new TypeError('S3Storage bucket must be a non-empty string')
     const prefix = options?.prefix
     if (prefix !== undefined && typeof prefix !== 'string') throw new TypeError(`prefix must be a string, got ${describe(prefix)}`)
+    const lifecycle = lifecycleOptions(options, { budget: false, dedup: false }, 'S3Storage')
     super(new native.NativeS3Store(bucket, { prefix, ...s3ConnectionOptions(options) }), false)
+    Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
   }
 
   /** The bucket objects are written to. */

@@ -16,6 +16,15 @@ pub enum S3Error {
         detail: Option<&'static str>,
     },
 
+    /// The object is gone for a reason the store can tell: its TTL ran out.
+    #[error("Reference not found ({reason}): {reference}")]
+    Gone {
+        /// The reference exactly as the caller passed it.
+        reference: String,
+        /// Why it is gone.
+        reason: offload_storage::GoneReason,
+    },
+
     /// A request to S3 failed (server unreachable, timeout, access denied, ...).
     #[error("S3 {op} of s3://{bucket}/{key} failed: {cause}")]
     Request {
@@ -40,10 +49,10 @@ impl S3Error {
         S3Error::NotFound { reference: reference.into(), detail: None }
     }
 
-    /// Returns `true` for [`S3Error::NotFound`].
+    /// Returns `true` for [`S3Error::NotFound`] and [`S3Error::Gone`].
     #[must_use]
     pub fn is_not_found(&self) -> bool {
-        matches!(self, S3Error::NotFound { .. })
+        matches!(self, S3Error::NotFound { .. } | S3Error::Gone { .. })
     }
 }
 
@@ -54,6 +63,7 @@ impl From<S3Error> for offload_storage::StorageError {
                 Some(d) => format!("{reference} ({d})"),
                 None => reference,
             }),
+            S3Error::Gone { reference, reason } => offload_storage::StorageError::gone(reference, reason),
             S3Error::Config(msg) => offload_storage::StorageError::InvalidArgument(msg),
             other @ S3Error::Request { .. } => {
                 let path = match &other {

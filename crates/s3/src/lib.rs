@@ -18,6 +18,7 @@ mod blocking;
 mod config;
 mod error;
 mod kv;
+pub mod lifecycle;
 mod pages;
 mod snapshots;
 pub mod reference;

@@ -13,6 +13,7 @@ use crate::config::{build_client, S3Options};
 use crate::reference::{
     connection_problem, fits_s3, key_too_long, normalize_prefix, object_key, reference_for, resolve_reference,
 };
+use crate::lifecycle::Life;
 use crate::S3Error;
 
 /// An error and its sources as one line (`a: b: c`), without repeated messages.
@@ -45,6 +46,8 @@ pub struct S3Store {
     client: OnceCell<aws_sdk_s3::Client>,
     permits: Semaphore,
     sequence: Sequence,
+    /// Default lifetime of stored objects in ms; 0: none.
+    pub(crate) default_ttl_ms: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for S3Store {
@@ -75,6 +78,7 @@ impl S3Store {
             options,
             client: OnceCell::new(),
             sequence: Sequence::default(),
+            default_ttl_ms: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -130,21 +134,22 @@ impl S3Store {
     ///
     /// As [`S3Store::store`].
     pub async fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, S3Error> {
-        let NewBlob { sequence, key, content, content_type, tags: _ } = blob;
+        let NewBlob { sequence, key, content, content_type, tags } = blob;
         let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         let object = object_key(&self.options.prefix, now_ms, sequence, key);
         if !fits_s3(&object) {
             return Err(S3Error::Config(key_too_long("the object key", &object)));
         }
+        let life = self.life_of(&tags);
         if content.len() > self.options.multipart_threshold {
-            self.put_multipart(&object, content, content_type).await?;
+            self.put_multipart(&object, content, content_type, &life).await?;
         } else {
-            self.put(&object, content, content_type).await?;
+            self.put(&object, content, content_type, &life).await?;
         }
         Ok(reference_for(&self.options.bucket, &object))
     }
 
-    async fn put(&self, object: &str, content: Bytes, content_type: &str) -> Result<(), S3Error> {
+    async fn put(&self, object: &str, content: Bytes, content_type: &str, life: &Life) -> Result<(), S3Error> {
         let client = self.client().await;
         let _permit = self.permit().await?;
         client
@@ -152,6 +157,8 @@ impl S3Store {
             .bucket(&self.options.bucket)
             .key(object)
             .content_type(content_type)
+            .set_metadata(life.metadata())
+            .set_tagging(life.tagging())
             .body(ByteStream::from(content))
             .send()
             .await
@@ -159,7 +166,7 @@ impl S3Store {
         Ok(())
     }
 
-    async fn put_multipart(&self, object: &str, content: Bytes, content_type: &str) -> Result<(), S3Error> {
+    async fn put_multipart(&self, object: &str, content: Bytes, content_type: &str, life: &Life) -> Result<(), S3Error> {
         let client = self.client().await;
         let created = {
             let _permit = self.permit().await?;
@@ -168,6 +175,8 @@ impl S3Store {
                 .bucket(&self.options.bucket)
                 .key(object)
                 .content_type(content_type)
+                .set_metadata(life.metadata())
+                .set_tagging(life.tagging())
                 .send()
                 .await
                 .map_err(|e| self.request_error("CreateMultipartUpload", object, e))?
@@ -249,6 +258,16 @@ impl S3Store {
     /// [`S3Error::NotFound`] for references to other buckets, keys outside the
     /// prefix and missing keys; [`S3Error::Request`] for other failures.
     pub async fn retrieve(&self, reference: &str) -> Result<Blob, S3Error> {
+        self.retrieve_at(reference, offload_storage::lifecycle::system_now_ms()).await
+    }
+
+    /// [`S3Store::retrieve`] at time `now_ms`: an object whose TTL ran out by
+    /// then is [`S3Error::Gone`] (and deleted).
+    ///
+    /// # Errors
+    ///
+    /// As [`S3Store::retrieve`], plus [`S3Error::Gone`].
+    pub async fn retrieve_at(&self, reference: &str, now_ms: u64) -> Result<Blob, S3Error> {
         let object = resolve_reference(&self.options.bucket, &self.options.prefix, reference)?;
         let client = self.client().await;
         let _permit = self.permit().await?;
@@ -259,6 +278,11 @@ impl S3Store {
             }
             Err(err) => return Err(self.request_error("GetObject", &object, err)),
         };
+        if Life::from_metadata(out.metadata()).expired(now_ms) {
+            drop(_permit);
+            let _ = self.delete_objects(std::slice::from_ref(&object)).await;
+            return Err(S3Error::Gone { reference: reference.to_owned(), reason: offload_storage::GoneReason::Expired });
+        }
         let content_type = out.content_type().unwrap_or(DEFAULT_CONTENT_TYPE).to_owned();
         let content = out
             .body
