@@ -161,6 +161,18 @@ pub trait Lifecycle: BlobStore {
     fn stats(&self, now_ms: u64) -> Result<Stats, StorageError>;
 }
 
+/// Refuses content of `len` bytes that is larger than the policy's whole budget.
+///
+/// # Errors
+///
+/// [`StorageError::TooLarge`].
+pub fn check_fits(policy: &Policy, len: u64) -> Result<(), StorageError> {
+    match policy.max_bytes {
+        Some(max_bytes) if len > max_bytes => Err(StorageError::TooLarge { bytes: len, max_bytes }),
+        _ => Ok(()),
+    }
+}
+
 /// Checks a policy: a byte budget must be positive.
 ///
 /// # Errors

@@ -214,11 +214,7 @@ impl FileStore {
         let NewBlob { sequence, key, content, content_type, tags } = blob;
         let policy = self.policy();
         let len = content.len() as u64;
-        if let Some(max_bytes) = policy.max_bytes {
-            if len > max_bytes {
-                return Err(StorageError::TooLarge { bytes: len, max_bytes });
-            }
-        }
+        crate::check_fits(&policy, len)?;
         let now = tags.now();
         let opened = self.open(now)?;
         let digest = policy.dedup.then(|| digest(&content));
