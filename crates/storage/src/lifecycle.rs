@@ -137,23 +137,6 @@ impl Stats {
     }
 }
 
-/// One artifact as listed by [`Stats`]-style inventories.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArtifactInfo {
-    /// The reference (memory) or file name (files).
-    pub name: String,
-    /// Its content type.
-    pub content_type: String,
-    /// Content bytes (`None` when the store does not know them yet).
-    pub bytes: Option<u64>,
-    /// Its session.
-    pub session: Option<String>,
-    /// When it was stored (`None` when unknown).
-    pub created_ms: Option<u64>,
-    /// When it expires (`None`: never).
-    pub expires_ms: Option<u64>,
-}
-
 /// SHA-256 of content, for deduplication.
 pub type ContentDigest = [u8; 32];
 
