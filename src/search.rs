@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use napi::bindgen_prelude::*;
 use napi::tokio::sync::Semaphore;
 use napi_derive::napi;
-use offload_search::{decode_text, is_searchable_content, run_retrieval_query, LineRange, RetrievalQuery};
+use offload_search::{search_uncached, LineRange, RetrievalQuery, StoredSearch};
 
 /// Searches allowed to run at once: one per core (at least two).
 static SEARCH_SLOTS: LazyLock<Semaphore> = LazyLock::new(|| {
@@ -61,25 +61,28 @@ fn to_u64(v: f64) -> u64 {
   }
 }
 
-/// Runs a retrieval query over `content` whose type is `content_type`.
-pub fn run_query(content: &[u8], content_type: String, query: &SearchQuery, max_chars: u32) -> SearchOutcome {
-  if !is_searchable_content(&content_type) {
-    return SearchOutcome { content_type, output: None, error: None };
-  }
-  let text = decode_text(content);
+/// The core's form of the tool's query.
+pub(crate) fn retrieval_query(query: &SearchQuery) -> RetrievalQuery<'_> {
   let line_range = match (query.line_start, query.line_end) {
     (Some(start), Some(end)) => Some(LineRange { start: to_u64(start), end: to_u64(end) }),
     _ => None,
   };
-  let request = RetrievalQuery {
-    pattern: query.pattern.as_deref(),
-    line_range,
-    context_lines: query.context_lines.map(to_u64),
-  };
-  match run_retrieval_query(&text, &request, max_chars as usize) {
-    Ok(output) => SearchOutcome { content_type, output: Some(output), error: None },
-    Err(err) => SearchOutcome { content_type, output: None, error: Some(err.to_string()) },
+  RetrievalQuery { pattern: query.pattern.as_deref(), line_range, context_lines: query.context_lines.map(to_u64) }
+}
+
+/// The outcome JavaScript receives for a search's result.
+pub(crate) fn outcome(searched: StoredSearch) -> SearchOutcome {
+  let content_type = searched.content_type;
+  match searched.result {
+    None => SearchOutcome { content_type, output: None, error: None },
+    Some(Ok(output)) => SearchOutcome { content_type, output: Some(output), error: None },
+    Some(Err(err)) => SearchOutcome { content_type, output: None, error: Some(err.to_string()) },
   }
+}
+
+/// Runs a retrieval query over `content` whose type is `content_type`.
+pub fn run_query(content: &[u8], content_type: String, query: &SearchQuery, max_chars: u32) -> SearchOutcome {
+  outcome(search_uncached(content, content_type, &retrieval_query(query), max_chars as usize))
 }
 
 /// Searches `content` (of type `contentType`) on a search thread.

@@ -10,10 +10,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use offload_search::{search_file, search_memory, PreparedCache};
 use offload_storage::{Blob, BlobStore, FileStore, Lifecycle, MemoryStore, NewBlob, ReferenceStyle, Tags};
 
 use crate::error::to_js_error;
-use crate::search::{run_query, run_search, SearchOutcome, SearchQuery};
+use crate::search::{outcome, retrieval_query, run_search, SearchOutcome, SearchQuery};
 use crate::offload::EncodedText;
 use crate::task::{on_worker, Work};
 use crate::text::{NativeText, PendingText, StringArg, Utf16Slice};
@@ -198,6 +199,7 @@ impl NativeStore {
   #[napi(factory, catch_unwind)]
   pub fn memory(evict_after: Option<f64>) -> Result<Self> {
     let store = MemoryStore::new(cycles(evict_after)?).map_err(to_js_error)?;
+    store.set_removal_hook(Some(PreparedCache::global().removal_hook()));
     Ok(Self { backend: Backend::Memory(Arc::new(store)), stamp: Stamp::default() })
   }
 
@@ -205,6 +207,7 @@ impl NativeStore {
   #[napi(factory, catch_unwind)]
   pub fn file(dir: String, durable: Option<bool>) -> Self {
     let store = FileStore::new(&dir).with_durable(durable.unwrap_or(false));
+    store.set_removal_hook(Some(PreparedCache::global().removal_hook()));
     Self { backend: Backend::File(Arc::new(store)), stamp: Stamp::default() }
   }
 
@@ -400,13 +403,19 @@ impl NativeStore {
     })
   }
 
-  /// Searches a stored block without copying it into JavaScript.
+  /// Searches a stored block without copying it into JavaScript. The block's text,
+  /// decoded and split into lines, is kept in the process's search cache for the
+  /// next search of it (see `offload_search::stored`).
   #[napi(ts_return_type = "Promise<SearchOutcome>")]
   pub async fn search(&self, reference: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
     let (backend, now) = (self.backend.clone(), self.stamp.now());
     run_search(move || {
-      let blob = backend.retrieve_at(&reference, now)?;
-      Ok(run_query(&blob.content, blob.content_type, &query, max_chars))
+      let (cache, request, max_chars) = (PreparedCache::global(), retrieval_query(&query), max_chars as usize);
+      let searched = match &backend {
+        Backend::Memory(m) => search_memory(cache, m, &reference, now, &request, max_chars),
+        Backend::File(f) => search_file(cache, f, &reference, now, &request, max_chars),
+      };
+      searched.map(outcome).map_err(to_js_error)
     })
     .await
   }

@@ -165,11 +165,27 @@ impl Dir {
     ///
     /// The OS error of an existing regular file that cannot be read.
     pub fn read_file(&self, name: &str) -> io::Result<Found> {
+        let (mut file, meta) = match self.open_regular(name)? {
+            Ok(opened) => opened,
+            Err(found) => return Ok(found),
+        };
+        let mut content = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut content)?;
+        Ok(Found::File(content))
+    }
+
+    /// The regular file `name` opened for reading (without following a
+    /// link, without blocking on a FIFO) with the metadata of the open
+    /// handle; otherwise what [`Dir::read_file`] reports instead of bytes.
+    pub(crate) fn open_regular(
+        &self,
+        name: &str,
+    ) -> io::Result<Result<(cap_std::fs::File, cap_std::fs::Metadata), Found>> {
         match self.dir.symlink_metadata(name) {
-            Ok(meta) if meta.is_dir() => return Ok(Found::Directory),
-            Ok(meta) if !meta.is_file() => return Ok(Found::Absent),
+            Ok(meta) if meta.is_dir() => return Ok(Err(Found::Directory)),
+            Ok(meta) if !meta.is_file() => return Ok(Err(Found::Absent)),
             Ok(_) => {}
-            Err(e) if is_missing(&e) => return Ok(Found::Absent),
+            Err(e) if is_missing(&e) => return Ok(Err(Found::Absent)),
             Err(e) => return Err(e),
         }
         let mut options = OpenOptions::new();
@@ -179,22 +195,20 @@ impl Dir {
             use cap_std::fs::OpenOptionsExt;
             options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
         }
-        let mut file = match self.dir.open_with(name, &options) {
+        let file = match self.dir.open_with(name, &options) {
             Ok(file) => file,
-            Err(e) if is_missing(&e) || is_refused(&e) => return Ok(Found::Absent),
+            Err(e) if is_missing(&e) || is_refused(&e) => return Ok(Err(Found::Absent)),
             Err(e) => return Err(e),
         };
         let meta = file.metadata()?;
         if !meta.is_file() {
-            return Ok(if meta.is_dir() {
+            return Ok(Err(if meta.is_dir() {
                 Found::Directory
             } else {
                 Found::Absent
-            });
+            }));
         }
-        let mut content = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.read_to_end(&mut content)?;
-        Ok(Found::File(content))
+        Ok(Ok((file, meta)))
     }
 
     /// Replaces `name` with `content` atomically: written to a temporary

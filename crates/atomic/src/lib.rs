@@ -40,6 +40,7 @@ mod dir;
 mod error;
 mod names;
 mod staged;
+mod stamp;
 
 use std::time::Duration;
 
@@ -47,6 +48,7 @@ pub use dir::{is_not_a_directory, Dir, Entry, EntryKind, Found};
 pub use error::{Error, Step};
 pub use names::TempNames;
 pub use staged::Staged;
+pub use stamp::{FileStamp, StampedFound, SETTLE_COARSE, SETTLE_FINE};
 
 /// Age after which a temporary file is taken for a crashed writer's: no write
 /// takes an hour between creating its file and publishing it.

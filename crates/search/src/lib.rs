@@ -57,15 +57,21 @@ pub mod js_regex;
 pub mod linear;
 pub mod lines;
 pub mod matcher;
+pub mod prepared;
+pub mod prepared_cache;
 pub mod search;
+pub mod stored;
 pub mod utf16;
 
 pub use decode::decode_text;
 pub use error::SearchError;
+pub use prepared::PreparedText;
+pub use prepared_cache::{PreparedCache, Version};
 pub use search::{
-    is_full_retrieval, run_retrieval_query, search_content, LineRange, RetrievalQuery,
-    DEFAULT_CONTEXT_LINES,
+    is_full_retrieval, run_retrieval_query, run_retrieval_query_indexed, search_content,
+    search_lines, LineRange, RetrievalQuery, DEFAULT_CONTEXT_LINES,
 };
+pub use stored::{search_file, search_memory, search_uncached, StoredSearch};
 
 /// MIME types outside `text/*` that the SDK treats as searchable text.
 const TEXT_APPLICATION_TYPES: &[&str] = &[

@@ -136,38 +136,57 @@ impl LinearMatcher {
     ) -> Result<(), SearchError> {
         let end = lines.end(last);
         let mut cache = self.dfa.create_cache();
-        let mut pos = lines.start(first);
-        let scope_start = pos;
+        let scope_start = lines.start(first);
+        // `line` is the line `pos` starts; a chunk ends at a line end, and
+        // a search resumed within it keeps its end (matches never cross a
+        // line end, so where the chunks end does not change what is found).
+        let mut line = first;
+        let mut chunk_end = 0;
+        let mut checked = scope_start;
         loop {
-            let mut line = lines.line_of(pos);
             while line <= last && !self.may_hold_a_match(lines, line) {
                 line += 1;
             }
             if line > last {
                 return Ok(());
             }
-            pos = lines.start(line);
-            let chunk_end = lines.end(lines.line_of(pos.saturating_add(DFA_CHUNK).min(end)));
+            let pos = lines.start(line);
+            if pos >= chunk_end {
+                let chunk_last = lines.line_of_from(pos.saturating_add(DFA_CHUNK).min(end), line);
+                chunk_end = lines.end(chunk_last);
+            }
             let Ok(found) = self.dfa_search(&mut cache, lines.text(), pos, chunk_end) else {
                 if self.fallback_work(lines, line, last) > FALLBACK_WORK_LIMIT {
                     return Err(SearchError::TooExpensive);
                 }
-                let scope = Scope { lines, last, scope_start, deadline };
+                let scope = Scope {
+                    lines,
+                    last,
+                    scope_start,
+                    deadline,
+                };
                 return self.fallback_lines(&scope, line, out);
             };
-            match found {
+            let next = match found {
                 Some(match_end) => {
-                    let line = lines.line_of(match_end);
-                    out.push(line);
-                    if line >= last {
+                    let found = lines.line_of_from(match_end, line);
+                    out.push(found);
+                    if found >= last {
                         return Ok(());
                     }
-                    pos = lines.start(line + 1);
+                    found + 1
                 }
                 None if chunk_end >= end => return Ok(()),
-                None => pos = chunk_end + 1,
+                None => lines.line_of_from(chunk_end + 1, line),
+            };
+            line = next;
+            let pos = lines.start(line);
+            // The clock is read once per chunk's worth of progress (and at
+            // every chunk end), not at every match.
+            if found.is_none() || pos - checked >= DFA_CHUNK / 16 {
+                checked = pos;
+                deadline.check(pos - scope_start, end - scope_start)?;
             }
-            deadline.check(pos - scope_start, end - scope_start)?;
         }
     }
 
@@ -180,7 +199,12 @@ impl LinearMatcher {
         mut line: usize,
         out: &mut Vec<usize>,
     ) -> Result<(), SearchError> {
-        let Scope { lines, last, scope_start, deadline } = *scope;
+        let Scope {
+            lines,
+            last,
+            scope_start,
+            deadline,
+        } = *scope;
         let end = lines.end(last);
         let chunk_bytes = (FALLBACK_CHUNK_WORK / self.nfa_states.max(1)).max(1);
         loop {
@@ -198,9 +222,12 @@ impl LinearMatcher {
             {
                 stop += 1;
             }
-            match self.fallback.shortest_match_at(&lines.text()[..lines.end(stop)], pos) {
+            match self
+                .fallback
+                .shortest_match_at(&lines.text()[..lines.end(stop)], pos)
+            {
                 Some(match_end) => {
-                    let found = lines.line_of(match_end);
+                    let found = lines.line_of_from(match_end, line);
                     out.push(found);
                     line = found + 1;
                 }

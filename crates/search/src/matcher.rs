@@ -101,17 +101,18 @@ impl Matcher {
             Matcher::Never => Ok(()),
             Matcher::Literal(finder) => {
                 let hay = &text.as_bytes()[..hay_end];
-                let mut pos = lines.start(first);
+                let (mut pos, mut from) = (lines.start(first), first);
                 while pos <= hay.len() {
                     let Some(off) = finder.find(&hay[pos..]) else {
                         break;
                     };
-                    let line = lines.line_of(pos + off);
+                    let line = lines.line_of_from(pos + off, from);
                     out.push(line);
                     if line >= last {
                         break;
                     }
-                    pos = lines.start(line + 1);
+                    from = line + 1;
+                    pos = lines.start(from);
                 }
                 Ok(())
             }
@@ -159,17 +160,18 @@ fn candidate_starts(
 ) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let hay = &lines.text()[..lines.end(last)];
-    let mut pos = lines.start(first);
+    let (mut pos, mut from) = (lines.start(first), first);
     while pos <= hay.len() {
         let Some(m) = re.find_at(hay, pos) else {
             break;
         };
-        let line = lines.line_of(m.start());
+        let line = lines.line_of_from(m.start(), from);
         out.push((line, m.start() - lines.start(line)));
         if line >= last {
             break;
         }
-        pos = lines.start(line + 1);
+        from = line + 1;
+        pos = lines.start(from);
     }
     out
 }
@@ -199,4 +201,3 @@ fn map_fancy_error(e: fancy_regex::Error) -> SearchError {
         other => SearchError::Compile(one_line(&other.to_string())),
     }
 }
-

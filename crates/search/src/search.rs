@@ -52,6 +52,23 @@ pub fn run_retrieval_query(
     query: &RetrievalQuery<'_>,
     max_chars: usize,
 ) -> Result<String, SearchError> {
+    let (line_range, context) = with_defaults(query);
+    search_content(text, query.pattern, line_range, context, max_chars)
+}
+
+/// [`run_retrieval_query`] over a text already indexed (the same result).
+pub fn run_retrieval_query_indexed(
+    lines: &LineIndex<'_>,
+    query: &RetrievalQuery<'_>,
+    max_chars: usize,
+) -> Result<String, SearchError> {
+    let (line_range, context) = with_defaults(query);
+    search_lines(lines, query.pattern, line_range, context, max_chars)
+}
+
+/// The line range and context lines the tool searches with: `context_lines
+/// ?? 5`, and without a pattern or range lines `1..=max(1, context_lines)`.
+fn with_defaults(query: &RetrievalQuery<'_>) -> (Option<LineRange>, u64) {
     let context = query.context_lines.unwrap_or(DEFAULT_CONTEXT_LINES);
     let line_range = query.line_range.or_else(|| {
         (!pattern_is_truthy(query.pattern)).then_some(LineRange {
@@ -59,8 +76,11 @@ pub fn run_retrieval_query(
             end: context.max(1),
         })
     });
-    search_content(text, query.pattern, line_range, context, max_chars)
+    (line_range, context)
 }
+
+/// Result of searching an empty text.
+const EMPTY_CONTENT: &str = "Content is empty (0 lines).";
 
 /// Mirrors the SDK's `searchContent(text, {pattern, line_range,
 /// context_lines}, maxChars)`; `max_chars` counts UTF-16 code units.
@@ -75,9 +95,28 @@ pub fn search_content(
     max_chars: usize,
 ) -> Result<String, SearchError> {
     if text.is_empty() {
-        return Ok("Content is empty (0 lines).".to_owned());
+        return Ok(EMPTY_CONTENT.to_owned());
     }
-    let lines = LineIndex::new(text);
+    search_lines(
+        &LineIndex::new(text),
+        pattern,
+        line_range,
+        context_lines,
+        max_chars,
+    )
+}
+
+/// [`search_content`] over a text already indexed (the same result).
+pub fn search_lines(
+    lines: &LineIndex<'_>,
+    pattern: Option<&str>,
+    line_range: Option<LineRange>,
+    context_lines: u64,
+    max_chars: usize,
+) -> Result<String, SearchError> {
+    if lines.text().is_empty() {
+        return Ok(EMPTY_CONTENT.to_owned());
+    }
     let total = lines.count();
     let total_u64 = total as u64;
     let (first, last) = match line_range {
@@ -109,7 +148,7 @@ pub fn search_content(
                 None => String::new(),
             };
             search_by_pattern(
-                &lines,
+                lines,
                 p,
                 first,
                 last,
@@ -120,7 +159,7 @@ pub fn search_content(
         }
         _ => {
             let header = format!("[Lines {}-{} of {total}]", first + 1, last + 1);
-            let body = format::range_body(&lines, first, last, max_chars);
+            let body = format::range_body(lines, first, last, max_chars);
             Ok(format!("{header}\n\n{body}"))
         }
     }

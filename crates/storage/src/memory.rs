@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use crate::kv::{normalize_key, normalize_prefix, sort_js};
 use crate::lifecycle::{digest, ContentDigest, GoneReason, Removals, Stats, UseOrder};
+use crate::removal::{next_store_id, HookSlot, Removal, RemovalHook};
 use crate::{check_policy, Blob, BlobStore, KeyValueStore, Lifecycle, NewBlob, Policy, Sequence, StorageError};
 
 /// Stored value: content is kept as [`Bytes`] (reference counted, never
@@ -42,6 +43,10 @@ struct Entries {
     removals: Removals,
     /// Least-recently-used order, kept while a byte budget is set.
     uses: Option<UseOrder>,
+    /// The store's [`MemoryStore::id`], for the removal hook.
+    store_id: u64,
+    /// Told of every entry removed.
+    hook: HookSlot,
 }
 
 impl Entries {
@@ -70,6 +75,7 @@ impl Entries {
         if let Some(reason) = reason {
             self.removals.remember(reference, reason);
         }
+        self.hook.notify(self.store_id, Removal::Artifact(reference));
         true
     }
 
@@ -130,6 +136,8 @@ impl Entries {
 /// entries.
 #[derive(Debug)]
 pub struct MemoryStore {
+    /// A number naming this store in the process (see [`MemoryStore::id`]).
+    id: u64,
     entries: RwLock<Entries>,
     counter: Sequence,
     current_cycle: AtomicU64,
@@ -157,8 +165,10 @@ impl MemoryStore {
     ///
     /// [`StorageError::InvalidArgument`] for `Some(0)`.
     pub fn new(evict_after_cycles: Option<u64>) -> Result<Self, StorageError> {
+        let id = next_store_id();
         Ok(MemoryStore {
-            entries: RwLock::new(Entries::default()),
+            id,
+            entries: RwLock::new(Entries { store_id: id, ..Entries::default() }),
             counter: Sequence::default(),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(encode_window(evict_after_cycles)?),
@@ -221,6 +231,19 @@ impl MemoryStore {
         if let Some(uses) = &mut entries.uses {
             *uses = UseOrder::default();
         }
+        entries.hook.notify(self.id, Removal::All);
+    }
+
+    /// A number naming this store among all the stores of the process,
+    /// never given to another one (the `store` its removal hook is told).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Sets the hook told of every entry this store removes (see
+    /// [`crate::removal`]); `None` removes it.
+    pub fn set_removal_hook(&self, hook: Option<RemovalHook>) {
+        self.write().hook.set(hook);
     }
 
     /// Removes one entry; returns whether it existed.
@@ -232,6 +255,15 @@ impl MemoryStore {
     /// access).
     pub fn contains(&self, reference: &str) -> bool {
         self.read().map.contains_key(reference)
+    }
+
+    /// Whether `reference` names an entry holding `content` itself (the
+    /// same shared bytes, not merely equal ones); not an access.
+    pub fn holds(&self, reference: &str, content: &Bytes) -> bool {
+        self.read()
+            .map
+            .get(reference)
+            .is_some_and(|e| e.content.as_ptr() == content.as_ptr() && e.content.len() == content.len())
     }
 
     /// Number of stored entries.
@@ -277,11 +309,21 @@ impl MemoryStore {
     }
 }
 
+impl Drop for MemoryStore {
+    /// Tells the removal hook that every entry is gone.
+    fn drop(&mut self) {
+        let entries = self.entries.get_mut().unwrap_or_else(PoisonError::into_inner);
+        entries.hook.notify(self.id, Removal::All);
+    }
+}
+
 impl Default for MemoryStore {
     /// A store with the SDK's default eviction window of 20 cycles.
     fn default() -> Self {
+        let id = next_store_id();
         MemoryStore {
-            entries: RwLock::new(Entries::default()),
+            id,
+            entries: RwLock::new(Entries { store_id: id, ..Entries::default() }),
             counter: Sequence::default(),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(Self::DEFAULT_EVICT_AFTER_CYCLES),

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use offload_atomic::{Dir, Found};
+use offload_atomic::{Dir, FileStamp, StampedFound};
 
 use super::{artifact_write_error, resolve, FileStore, Opened};
 use crate::lifecycle::{digest_hex, ContentDigest, UseOrder};
@@ -91,6 +91,9 @@ impl FileStore {
                     first_error.get_or_insert_with(|| StorageError::io("remove artifact", root.path().join(name), e));
                 }
             }
+        }
+        for name in &done {
+            self.removed(name);
         }
         let orphans = opened.catalog.record_removals(&done, reason, self.durable)?;
         if !orphans.is_empty() {
@@ -172,6 +175,80 @@ impl FileStore {
     }
 }
 
+/// What [`FileStore::retrieve_stamped_at`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StampedBlob {
+    /// The artifact's file name: the same for every spelling of its reference.
+    pub name: String,
+    /// The content type recorded at store time (or
+    /// [`DEFAULT_CONTENT_TYPE`]).
+    pub content_type: String,
+    /// The content; `None` when the caller said it holds this version.
+    pub content: Option<Bytes>,
+    /// The file's stamp, taken before its content was read (`None` where
+    /// the platform has none).
+    pub stamp: Option<FileStamp>,
+    /// Whether the stamp was settled when taken (see
+    /// [`FileStamp::is_settled`]): only then does it name this content for
+    /// good.
+    pub settled: bool,
+}
+
+impl FileStore {
+    /// [`Lifecycle::retrieve_at`], telling which version of the file was
+    /// found: every check of a retrieve runs (the reference is resolved
+    /// and confined, expiry is enforced and the artifact removed, the use
+    /// is recorded for the byte budget), then the artifact's file is opened
+    /// and `reuse` is shown its name and [`FileStamp`]. When `reuse`
+    /// returns `true` (the caller holds what it derived from that version)
+    /// the content is not read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lifecycle::retrieve_at`].
+    pub fn retrieve_stamped_at(
+        &self,
+        reference: &str,
+        now_ms: u64,
+        reuse: impl FnOnce(&str, &FileStamp) -> bool,
+    ) -> Result<StampedBlob, StorageError> {
+        let opened = self.open(now_ms)?;
+        let cwd = std::env::current_dir().ok();
+        let cwd = cwd.as_deref().and_then(Path::to_str);
+        let filename = resolve::reference_filename(&self.artifact_dir, reference, cwd)
+            .ok_or_else(|| StorageError::not_found(reference))?;
+        let root = opened.root(self.durable)?;
+        let record = opened.catalog.get(filename);
+        if record.as_ref().is_some_and(|r| r.expired(now_ms)) {
+            let _ = self.remove_artifacts(opened, &root, &[filename.to_owned()], Some(GoneReason::Expired));
+            return Err(StorageError::gone(reference, GoneReason::Expired));
+        }
+        let (stamp, settled, content) = match root.read_file_stamped(filename, |stamp| reuse(filename, stamp)) {
+            Ok(StampedFound::File { stamp, settled, content }) => (stamp, settled, content),
+            Ok(StampedFound::Directory | StampedFound::Absent) => {
+                let reason = opened.catalog.refreshed(|known| known.removals.reason(filename));
+                return Err(match reason {
+                    Some(reason) => StorageError::gone(reference, reason),
+                    None => StorageError::not_found(reference),
+                });
+            }
+            Err(e) => return Err(StorageError::io("read artifact", opened.dir.join(filename), e)),
+        };
+        if FileStore::policy(self).max_bytes.is_some() {
+            if let Some(uses) = &mut opened.catalog.write().uses {
+                uses.touch(filename);
+            }
+        }
+        Ok(StampedBlob {
+            name: filename.to_owned(),
+            content_type: record.map_or_else(|| DEFAULT_CONTENT_TYPE.to_owned(), |r| r.content_type),
+            content: content.map(Bytes::from),
+            stamp,
+            settled,
+        })
+    }
+}
+
 /// A least-recently-used order of `records` by creation time (no use seen yet).
 fn order_of(records: &HashMap<String, super::journal::Record>) -> UseOrder {
     let mut uses = UseOrder::default();
@@ -204,37 +281,8 @@ impl Lifecycle for FileStore {
     /// [`StorageError::NotFound`]; an artifact whose TTL ran out is
     /// [`StorageError::Gone`] and is removed.
     fn retrieve_at(&self, reference: &str, now_ms: u64) -> Result<Blob, StorageError> {
-        let opened = self.open(now_ms)?;
-        let cwd = std::env::current_dir().ok();
-        let cwd = cwd.as_deref().and_then(Path::to_str);
-        let filename = resolve::reference_filename(&self.artifact_dir, reference, cwd)
-            .ok_or_else(|| StorageError::not_found(reference))?;
-        let root = opened.root(self.durable)?;
-        let record = opened.catalog.get(filename);
-        if record.as_ref().is_some_and(|r| r.expired(now_ms)) {
-            let _ = self.remove_artifacts(opened, &root, &[filename.to_owned()], Some(GoneReason::Expired));
-            return Err(StorageError::gone(reference, GoneReason::Expired));
-        }
-        let content = match root.read_file(filename) {
-            Ok(Found::File(content)) => content,
-            Ok(Found::Directory | Found::Absent) => {
-                let reason = opened.catalog.refreshed(|known| known.removals.reason(filename));
-                return Err(match reason {
-                    Some(reason) => StorageError::gone(reference, reason),
-                    None => StorageError::not_found(reference),
-                });
-            }
-            Err(e) => return Err(StorageError::io("read artifact", opened.dir.join(filename), e)),
-        };
-        if FileStore::policy(self).max_bytes.is_some() {
-            if let Some(uses) = &mut opened.catalog.write().uses {
-                uses.touch(filename);
-            }
-        }
-        Ok(Blob {
-            content: Bytes::from(content),
-            content_type: record.map_or_else(|| DEFAULT_CONTENT_TYPE.to_owned(), |r| r.content_type),
-        })
+        let found = self.retrieve_stamped_at(reference, now_ms, |_, _| false)?;
+        Ok(Blob { content: found.content.unwrap_or_default(), content_type: found.content_type })
     }
 
     fn cleanup_expired(&self, now_ms: u64) -> Result<usize, StorageError> {

@@ -32,8 +32,10 @@ use crate::{Blob, BlobStore, NewBlob, Sequence, StorageError};
 use journal::{Catalog, Record};
 
 use crate::lifecycle::digest;
+use crate::removal::{next_store_id, HookSlot, Removal, RemovalHook};
 use crate::Policy;
 
+pub use lifecycle::StampedBlob;
 pub use names::sanitize_id;
 
 /// Prefix of the temporary files of artifacts; hidden, so never served by
@@ -116,6 +118,17 @@ struct Shared {
     open_lock: Mutex<()>,
     /// Expiry, budget and deduplication (all off by default).
     policy: RwLock<Policy>,
+    /// The number naming the store and its views (see [`FileStore::id`]).
+    id: u64,
+    /// Told of every artifact removed through the store or a view.
+    hook: HookSlot,
+}
+
+impl Drop for Shared {
+    /// Tells the removal hook that the store (with its last view) is gone.
+    fn drop(&mut self) {
+        self.hook.notify(self.id, Removal::All);
+    }
 }
 
 impl FileStore {
@@ -133,6 +146,8 @@ impl FileStore {
                 opened: OnceLock::new(),
                 open_lock: Mutex::new(()),
                 policy: RwLock::default(),
+                id: next_store_id(),
+                hook: HookSlot::default(),
             }),
         }
     }
@@ -149,6 +164,26 @@ impl FileStore {
             counter: Sequence::default(),
             shared: Arc::clone(&self.shared),
         }
+    }
+
+    /// A number naming this store and its [views](Self::view) among all
+    /// the stores of the process, never given to another one (the `store`
+    /// its removal hook is told). Another `FileStore` on the same directory
+    /// has its own.
+    #[must_use]
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// Sets the hook told of every artifact this store or one of its views
+    /// removes, by file name (see [`crate::removal`]); `None` removes it.
+    pub fn set_removal_hook(&self, hook: Option<RemovalHook>) {
+        self.shared.hook.set(hook);
+    }
+
+    /// Tells the removal hook that `name` was removed.
+    pub(crate) fn removed(&self, name: &str) {
+        self.shared.hook.notify(self.shared.id, Removal::Artifact(name));
     }
 
     /// Whether the directory has been opened (its journal read), so that a
