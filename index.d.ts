@@ -87,6 +87,13 @@ export interface ContextOffloaderConfig {
   /** Preview mode. Default `'head'` (the SDK's). */
   preview?: PreviewMode
   /**
+   * The share of each block's preview budget given to its first lines in a `'headTail'`
+   * preview (and in `'structure'` for blocks that are not JSON): a number from 0 (all to
+   * the last lines) to 1 (all to the first lines); budget one side does not use goes to
+   * the other. Default 0.5.
+   */
+  headShare?: number
+  /**
    * Decides per call: `true` offloads whatever the size, `false` never offloads this
    * result, `undefined` applies the size rule. May return a promise. If it throws, the
    * size rule applies (with a warning).
@@ -99,12 +106,55 @@ export interface ContextOffloaderConfig {
    * `'truncate'` keeps only the preview, with a marker saying the rest was dropped and why.
    */
   onStorageError?: 'keep' | 'truncate'
+  /**
+   * What the model sees as references. `'paths'` (default, the SDK's): the storage's
+   * references (file paths, `s3://` URIs, `mem_` names). `'opaque'`: short unguessable
+   * ids (`ref_` and 96 random bits) that the retrieval tool answers only for the agent
+   * session they were given to; any other id or raw storage reference is "not found".
+   * The ids are kept in the storage under the session (ours and the SDK's unified
+   * storages), so they survive a restart with the same session id.
+   */
+  references?: 'paths' | 'opaque'
+  /**
+   * The retrieval tool. `'sdk'` (default): the SDK's tool, byte for byte. `'extended'`:
+   * answers longer than the output budget come in pages; with a native `tokenizer` the
+   * budget is `maxResultTokens` tokens of that encoding (else `maxResultTokens × 4`
+   * characters); `query` runs a jq expression over JSON content; `list: true` shows what
+   * was offloaded in the session.
+   */
+  retrieval?: 'sdk' | 'extended'
+  /** Also offload oversized error results (stack traces, failed builds). Default `false` (the SDK's). */
+  offloadErrors?: boolean
+}
+
+/** What {@link ContextOffloader.stats} returns: counters since the plugin was created. */
+export interface OffloaderStats {
+  /** Tool results (and `offload()` calls) offloaded. */
+  offloads: number
+  /** Blocks stored. */
+  blocksStored: number
+  /** Bytes stored (UTF-8 of texts, bytes of media). */
+  bytesOffloaded: number
+  /** Tokens of the offloaded results, as their headers show them. */
+  tokensBefore: number
+  /** Tokens of the texts that replaced them (native count with a native tokenizer, else 4 characters per token). */
+  tokensAfter: number
+  /** `tokensBefore - tokensAfter`: tokens kept out of context. */
+  tokensKeptOut: number
+  /** Retrieval tool calls by mode. */
+  retrievals: { full: number; pattern: number; lineRange: number; head: number; query: number; list: number }
+  /** Pages served by extended retrieval. */
+  pagesServed: number
+  /** Offloads whose storage failed, and retrieval answers that were errors. */
+  errors: { offload: number; retrieval: number }
 }
 
 /** One stored block of an {@link OffloadResult}. */
 export interface OffloadReference {
-  /** The reference to pass to `retrieve_offloaded_content` (or `storage.retrieve`). */
+  /** The reference the model sees and passes to `retrieve_offloaded_content`: with `references: 'opaque'`, an opaque id. */
   reference: string
+  /** With `references: 'opaque'`: the storage's own reference behind the id (for `storage.retrieve`). */
+  storageReference?: string
   /** The stored content type. */
   contentType: string
   /** The description shown next to the reference (`text, 12,345 chars`). */
@@ -137,6 +187,8 @@ export interface OffloadOptions {
   ttlSeconds?: number
   /** Session the stored blocks belong to; default: the agent's `sessionId`. */
   sessionId?: string
+  /** The tool name shown for these blocks in the retrieval tool's `list`; default: `key`. */
+  toolName?: string
 }
 
 /**
@@ -158,6 +210,8 @@ export declare class ContextOffloader implements Plugin {
    * plugin would have produced for a tool result with this content.
    */
   offload(content: string | ToolResultContent | ToolResultContent[], options: OffloadOptions): Promise<OffloadResult>
+  /** Counters since the plugin was created (offloads, bytes and tokens kept out, retrievals, pages, errors). */
+  stats(): OffloaderStats
 }
 
 /**

@@ -299,7 +299,7 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
   it("the project's own vitest test passes", () => {
     const r = run(process.execPath, [join(consumer, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], consumer)
     expect(r.status, show(r)).toBe(0)
-    expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests\s+4 passed/)
+    expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests\s+5 passed/)
   }, 3 * MINUTE)
 
   it('plain node imports the package', () => {
@@ -342,7 +342,7 @@ import {
   type Storage as SdkOffloaderStorage,
 } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { ContextOffloader, FileStorage, InMemoryStorage, countTokens, withNativeTokenCounting } from 'context-offloader'
-import type { Encoding, OffloadResult } from 'context-offloader'
+import type { Encoding, OffloadResult, OffloaderStats } from 'context-offloader'
 
 export interface RoundTrip {
   reference: string
@@ -379,6 +379,7 @@ export async function smarterOffload(text: string): Promise<{ result: OffloadRes
     storage: new InMemoryStorage(),
     tokenizer: encoding,
     preview: 'headTail',
+    headShare: 0.3,
     neverOffload: ['parse_json'],
     shouldOffload: (toolUse) => (toolUse.name === 'always_offload' ? true : undefined),
     onStorageError: 'truncate',
@@ -389,6 +390,14 @@ export async function smarterOffload(text: string): Promise<{ result: OffloadRes
   const result = await plugin.offload(text, { key: 'upload' })
   return { result, tokens: await countTokens(text, encoding) }
 }
+
+/** Opaque references and extended retrieval, typed: the stats counters and the storage reference. */
+export async function opaqueOffload(text: string): Promise<{ id: string; storageReference: string | undefined; kept: number }> {
+  const plugin = new ContextOffloader({ storage: new InMemoryStorage(), references: 'opaque', retrieval: 'extended', offloadErrors: true })
+  const result = await plugin.offload(text, { key: 'upload', sessionId: 'user-1', toolName: 'upload' })
+  const stats: OffloaderStats = plugin.stats()
+  return { id: result.references[0]!.reference, storageReference: result.references[0]!.storageReference, kept: stats.tokensKeptOut }
+}
 `
 
 /** The consumer's vitest test. */
@@ -396,7 +405,7 @@ const CONSUMER_TEST = `import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { ContextOffloader, InMemoryStorage } from 'context-offloader'
-import { agentWithFileStorage, mixedWithTheSdk, roundTrip, smarterOffload } from '../src/program.js'
+import { agentWithFileStorage, mixedWithTheSdk, opaqueOffload, roundTrip, smarterOffload } from '../src/program.js'
 
 const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 
@@ -406,6 +415,13 @@ describe('context-offloader from its tarball', () => {
     expect(tokens).toBeGreaterThan(50)
     expect(result.references[0].reference).toBe('mem_1_upload_0')
     expect(result.text.startsWith(\`[Offloaded: 1 blocks, \${tokens} tokens]\`)).toBe(true)
+  })
+
+  it('gives opaque references and counts what it kept out', async () => {
+    const { id, storageReference, kept } = await opaqueOffload('hello world\\n'.repeat(5000))
+    expect(id).toMatch(/^ref_[A-Za-z0-9_-]{16}$/)
+    expect(storageReference).toBe('mem_1_upload_0')
+    expect(kept).toBeGreaterThan(1000)
   })
 
   it('round-trips a block through FileStorage under an Agent', async () => {

@@ -11,9 +11,9 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { v7 as uuidV7 } from 'uuid'
 import { z } from 'zod'
-import { ContextOffloader, S3SnapshotStorage, S3Storage } from '../index.js'
+import { ContextOffloader, FileSnapshotStorage, S3SnapshotStorage, S3Storage } from '../index.js'
 import { startGarage } from '../scripts/garage.mjs'
-import { ScriptedModel, TextBlock, Driven, textTurn, toolCallTurn } from './helpers/harness.js'
+import { ScriptedModel, TextBlock, Driven, sessionManagerFor, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
 
 let garage: Awaited<ReturnType<typeof startGarage>>
 let client: S3Client
@@ -194,6 +194,69 @@ describe('ContextOffloader with S3Storage', () => {
     expect(observed.ref).toMatch(new RegExp(`^s3://${garage.bucket}/agent/\\d+_1_tu-1_0$`))
     expect(observed.grep.startsWith(`[1 match for /code=${NEEDLE}/]`)).toBe(true)
     expect(observed.grep).toContain(`> 1734| 2024-06-01T10:17:33Z ERROR code=${NEEDLE} disk full`)
+  })
+
+  test("references: 'opaque': no bucket or prefix reaches the model; ids resolve per session, also from a fresh plugin", { timeout: 120_000 }, async () => {
+    const received: string[] = []
+    let id = ''
+    const lastText = (messages: any[]) => {
+      const text = messages.at(-1).content.find((b: any) => b.type === 'toolResultBlock').content[0].text as string
+      received.push(text)
+      return text
+    }
+    const rawReference = `s3://${garage.bucket}/opaque/1_1_tu-1_0`
+    const model = new ScriptedModel([
+      () => toolCallTurn('fetch_logs', 'tu-1', {}),
+      (messages) => {
+        id = /ref_[A-Za-z0-9_-]{16}/.exec(lastText(messages))![0]
+        return toolCallTurn('retrieve_offloaded_content', 'tu-2', { reference: id, pattern: `code=${NEEDLE}`, context_lines: 0 })
+      },
+      (messages) => {
+        lastText(messages)
+        return toolCallTurn('retrieve_offloaded_content', 'tu-3', { list: true })
+      },
+      (messages) => {
+        lastText(messages)
+        return toolCallTurn('retrieve_offloaded_content', 'tu-4', { reference: rawReference })
+      },
+      (messages) => {
+        lastText(messages)
+        return textTurn('done')
+      },
+    ])
+    const fetchLogs = tool({ name: 'fetch_logs', description: 'logs', inputSchema: z.object({}), callback: () => LOG })
+    const make = () => new ContextOffloader({ storage: storage({ prefix: 'opaque' }), references: 'opaque', retrieval: 'extended' })
+    const sessions = tempDir('co-s3-opaque-sessions-')
+    const agent = new Agent({
+      model,
+      tools: [fetchLogs],
+      plugins: [make()],
+      printer: false,
+      sessionManager: sessionManagerFor('s3-opaque', new FileSnapshotStorage(sessions.path)),
+    } as any)
+    await agent.invoke('Why did it fail?')
+    sessions.cleanup()
+    expect(received[1]).toContain(`ERROR code=${NEEDLE} disk full`)
+    expect(received[2]).toContain(`${id} | tool: fetch_logs | text/plain`)
+    expect(received[3]).toBe(`Error: reference not found: ${rawReference}`)
+    for (const text of received.slice(0, 3)) {
+      expect(text.includes(garage.bucket)).toBe(false)
+      expect(text.includes('s3://')).toBe(false)
+      expect(/opaque\/\d+_/.test(text)).toBe(false)
+    }
+    // A fresh plugin (another process would do the same) in the same session reads the id;
+    // another session does not.
+    const ask = async (sessionId: string) => {
+      const plugin = make()
+      const tool = plugin.getTools()[0] as any
+      const fake = { sessionId, sessionManager: { sessionId } }
+      const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'x', input: { reference: id, line_range: { start: 1, end: 1 } } }, agent: fake })
+      let next = await gen.next()
+      while (!next.done) next = await gen.next()
+      return next.value.content[0].text as string
+    }
+    expect(await ask(agent.sessionId)).toMatch(/^\[Lines 1-1 of 3100\]/)
+    expect(await ask('someone-else')).toBe(`Error: reference not found: ${id}`)
   })
 
   test('server down during an offload: result kept, one warning; after a restart the next offload works', { timeout: 120_000 }, async () => {

@@ -29,8 +29,10 @@ import * as s3 from './scenarios/s3.mjs'
 import * as tokens from './scenarios/tokens.mjs'
 import * as decision from './scenarios/decision.mjs'
 import * as lifecycle from './scenarios/lifecycle.mjs'
+import * as query from './scenarios/query.mjs'
+import * as references from './scenarios/references.mjs'
 
-const SCENARIOS = [offload, smallOffload, fileStore, search, backtracking, eventLoop, memory, sessions, s3, tokens, decision, lifecycle]
+const SCENARIOS = [offload, smallOffload, fileStore, search, query, references, backtracking, eventLoop, memory, sessions, s3, tokens, decision, lifecycle]
 
 const { values: options } = parseArgs({
   options: {

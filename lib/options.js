@@ -13,6 +13,8 @@ export const DEFAULT_PREVIEW_TOKENS = 1_000
 export const DEFAULT_EVICT_AFTER_CYCLES = 20
 /** Text (UTF-16 units per block) up to which the header's native token count is exact. */
 export const DEFAULT_EXACT_COUNT_LIMIT = 1_000_000
+/** The share of a block's preview budget given to its first lines in a head-and-tail preview. */
+export const DEFAULT_HEAD_SHARE = 0.5
 
 /** Token counting choices: the agent model's `countTokens`, native encodings, or chars/4. */
 export const TOKENIZERS = ['model', 'o200k_base', 'cl100k_base', 'heuristic']
@@ -20,6 +22,12 @@ export const TOKENIZERS = ['model', 'o200k_base', 'cl100k_base', 'heuristic']
 export const NATIVE_TOKENIZERS = ['o200k_base', 'cl100k_base']
 /** Preview modes: the SDK's head, head and tail lines, JSON outline. */
 export const PREVIEW_MODES = ['head', 'headTail', 'structure']
+/** What the model sees as references: storage references (the SDK's) or opaque session-scoped ids. */
+export const REFERENCE_MODES = ['paths', 'opaque']
+/** The retrieval tool: the SDK's, or extended with pages, token budgets, jq queries and a manifest. */
+export const RETRIEVAL_KINDS = ['sdk', 'extended']
+/** The smallest `maxResultTokens` extended retrieval pages within (a footer takes about 30 tokens). */
+export const MIN_EXTENDED_RESULT_TOKENS = 100
 /** What happens to a result whose storage failed. */
 export const STORAGE_ERROR_MODES = ['keep', 'truncate']
 
@@ -52,7 +60,22 @@ export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_A
   }
   const tokenizer = oneOf('tokenizer', config.tokenizer ?? 'model', TOKENIZERS)
   const previewMode = oneOf('preview', config.preview ?? 'head', PREVIEW_MODES)
+  const headShare = checkNumber(
+    'headShare',
+    config.headShare === undefined ? DEFAULT_HEAD_SHARE : config.headShare,
+    "a number from 0 to 1 (the head's share of a headTail preview)",
+    (n) => n >= 0 && n <= 1,
+  )
   const onStorageError = oneOf('onStorageError', config.onStorageError ?? 'keep', STORAGE_ERROR_MODES)
+  const references = oneOf('references', config.references ?? 'paths', REFERENCE_MODES)
+  const retrieval = oneOf('retrieval', config.retrieval ?? 'sdk', RETRIEVAL_KINDS)
+  if (retrieval === 'extended' && maxResultTokens < MIN_EXTENDED_RESULT_TOKENS) {
+    throw new RangeError(
+      `maxResultTokens must be at least ${MIN_EXTENDED_RESULT_TOKENS} with retrieval: 'extended' (a page needs room for its footer), got ${maxResultTokens}`,
+    )
+  }
+  const offloadErrors = config.offloadErrors ?? false
+  if (typeof offloadErrors !== 'boolean') throw new TypeError('offloadErrors must be a boolean')
   if (config.shouldOffload !== undefined && typeof config.shouldOffload !== 'function') {
     throw new TypeError('shouldOffload must be a function (toolUse, result) => boolean | undefined')
   }
@@ -74,7 +97,11 @@ export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_A
     tokenizer,
     nativeTokenizer: NATIVE_TOKENIZERS.includes(tokenizer),
     previewMode,
+    headShare,
     onStorageError,
+    opaqueReferences: references === 'opaque',
+    extendedRetrieval: retrieval === 'extended',
+    offloadErrors,
     shouldOffload: config.shouldOffload,
     neverOffload: new Set(neverOffload),
     exactCountLimit,

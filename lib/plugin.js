@@ -3,18 +3,22 @@
 // replacement text). The pieces it puts together live in their own modules: options
 // (./options.js), counting (./counting.js), previews and replacement text (./preview.js),
 // block storage (./store-blocks.js), the retrieval tool (./retrieval-tool.js).
-import { AfterToolCallEvent, BeforeModelCallEvent, Message, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+import { AfterToolCallEvent, BeforeModelCallEvent, JsonBlock, Message, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
 import {
   FileStorage as SdkFileStorage,
   InMemoryStorage as SdkInMemoryStorage,
 } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
-import { blockTexts, mediaPlaceholders, toContentBlocks } from './content.js'
+import { blockTexts, getBytes, mediaPlaceholders, toContentBlocks } from './content.js'
 import { counting, heuristicContentTokens } from './counting.js'
 import { SHORT_TEXT_UNITS, native } from './native.js'
 import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
+import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, OffloadManifest, firstLineOf, jsonOutline, opaqueId } from './manifest.js'
+import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
+import { OFFLOAD_EVENT, OffloaderCounters, traceEvent } from './telemetry.js'
+import { countTokensSync } from './tokens.js'
 import { isDelegatingAgentTool, isLocalSandbox, logger, OFFLOADER_NAMESPACE, sandboxOf } from './sdk.js'
 import { storeBlock, transferTexts } from './store-blocks.js'
 import { FileStorage } from './storage/file.js'
@@ -34,9 +38,6 @@ function settled(values) {
   return values.some((v) => v instanceof Promise) ? Promise.all(values) : values
 }
 
-/** The largest output budget the native search takes (u32). */
-const MAX_SEARCH_CHARS = 0xffff_ffff
-
 /**
  * Plugin that offloads oversized tool results (drop-in for the SDK's ContextOffloader).
  *
@@ -53,6 +54,29 @@ function agentSessionId(agent) {
   } catch {
     return undefined
   }
+}
+
+/** Manifest sessions of agents without a SessionManager (kept in memory only: a restart starts afresh). */
+const LOCAL_SESSIONS = new WeakMap()
+
+/**
+ * The session an agent's offloads are recorded under (opaque ids, `list`): its
+ * SessionManager's session id, which is what survives a restart; an agent without one
+ * gets a session of its own, unguessable and kept in memory (the SDK's generated
+ * `agent.sessionId` has 32 random bits and is not meant to be shared).
+ */
+function sessionOf(agent) {
+  let managed
+  try {
+    managed = agent?.sessionManager ? agentSessionId(agent) : undefined
+  } catch {
+    managed = undefined
+  }
+  if (managed !== undefined) return managed
+  if (!agent || typeof agent !== 'object') return `${EPHEMERAL_SESSION_PREFIX}no-agent`
+  let local = LOCAL_SESSIONS.get(agent)
+  if (!local) LOCAL_SESSIONS.set(agent, (local = `${EPHEMERAL_SESSION_PREFIX}${opaqueId()}`))
+  return local
 }
 
 export class ContextOffloader {
@@ -77,6 +101,10 @@ export class ContextOffloader {
   _lastAgent
   /** The per-agent FileStorage view used by `offload()` without any agent. */
   _detachedView
+  /** Counters returned by `stats()`. */
+  _counters = new OffloaderCounters()
+  /** What was offloaded per session (opaque references, `list`); created with the storage. */
+  _manifest
 
   /** @param {import('../index.d.ts').ContextOffloaderConfig} [config] */
   constructor(config = {}) {
@@ -157,12 +185,56 @@ export class ContextOffloader {
   /** The retrieval tool (unless `includeRetrievalTool` is false). */
   getTools() {
     if (!this._includeRetrievalTool) return []
+    const { extendedRetrieval, opaqueReferences, nativeTokenizer, tokenizer } = this._options
     this._retrievalTool ??= createRetrievalTool({
-      // The SDK's budget (slicing floors it), within what the native search takes.
-      maxChars: Math.min(Math.floor(this._maxResultTokens * CHARS_PER_TOKEN), MAX_SEARCH_CHARS),
-      storageFor: (context) => this._storageForToolContext(context),
+      extended: extendedRetrieval,
+      retrieval: new Retrieval({
+        storageFor: (context) => this._storageForToolContext(context),
+        sessionOf,
+        manifestOf: () => this._manifestOf(),
+        opaque: opaqueReferences,
+        extended: extendedRetrieval,
+        // The SDK's budget (slicing floors it), within what the native search takes.
+        maxChars: Math.min(Math.floor(this._maxResultTokens * CHARS_PER_TOKEN), MAX_OUTPUT_UNITS),
+        maxResultTokens: this._maxResultTokens,
+        encoding: nativeTokenizer ? tokenizer : undefined,
+        encodingReady: this._encodingReady,
+        counters: this._counters,
+      }),
     })
     return [this._retrievalTool]
+  }
+
+  /**
+   * Counters since the plugin was created: offloads, blocks stored, bytes offloaded,
+   * tokens of the offloaded results (`tokensBefore`) and of what replaced them
+   * (`tokensAfter`, counted with the configured tokenizer when native, else 4
+   * characters per token), tokens kept out of context, retrievals by mode, pages
+   * served, and errors (offloads whose storage failed, retrieval answers that are errors).
+   */
+  stats() {
+    return this._counters.snapshot()
+  }
+
+  /** Whether offloads are recorded in a manifest (opaque references or extended retrieval). */
+  _keepsManifest() {
+    return this._options.opaqueReferences || this._options.extendedRetrieval
+  }
+
+  /** The manifest, kept in the plugin's storage when it has a key-value side. */
+  _manifestOf() {
+    if (this._manifest) return this._manifest
+    const storage = this._storage
+    let persisted
+    try {
+      if (storage && typeof storage.namespace === 'function' && typeof storage.write === 'function') {
+        persisted = storage.namespace(MANIFEST_NAMESPACE)
+      }
+    } catch (err) {
+      logger.warn('the offload manifest is kept in memory only: its storage namespace failed', err)
+    }
+    this._manifest = new OffloadManifest(persisted)
+    return this._manifest
   }
 
   /** Whether each agent gets its own storage (sandboxed storages, and file storages as in the SDK). */
@@ -249,6 +321,7 @@ export class ContextOffloader {
       const built = nativePreview(content, texts, {
         mode: previewMode,
         previewTokens: this._previewTokens,
+        headShare: this._options.headShare,
         encoding,
         encodingReady: this._encodingReady,
       })
@@ -284,6 +357,13 @@ export class ContextOffloader {
     const prepared = settled([this._preview(content, texts, storage), this._headerMeasure(content, decision)])
     const [{ preview, utf8, nativeTexts }, measure] = prepared instanceof Promise ? await prepared : prepared
 
+    // Stored bytes per block, before the native texts are handed to the storage: from the
+    // native UTF-8 or native text when there is one (no pass over a long string here).
+    const bytes = content.map((block, i) => {
+      const text = texts.get(i)
+      if (text === undefined) return getBytes(block)?.length ?? 0
+      return utf8.get(i)?.byteLength ?? nativeTexts.get(i)?.utf8Length ?? Buffer.byteLength(text, 'utf8')
+    })
     let references
     try {
       if (storageError) throw storageError
@@ -302,9 +382,12 @@ export class ContextOffloader {
         for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.ref, storedAt)
       }
     } catch (err) {
+      this._counters.errors.offload += 1
       if (this._options.onStorageError === 'truncate') {
         logger.warn(`key=<${keyPrefix}> | failed to offload tool result, keeping only the preview`, err)
-        const text = truncatedText(content.length, measure, preview, err)
+        // Opaque references promise that no storage detail (a path, a bucket) reaches the model.
+        const reason = this._options.opaqueReferences ? new Error('the storage failed') : err
+        const text = truncatedText(content.length, measure, preview, reason)
         const replacement = [new TextBlock(text), ...mediaPlaceholders(content, [], 'dropped')]
         return { text, content: replacement, references: [], measure, truncated: true }
       }
@@ -312,13 +395,73 @@ export class ContextOffloader {
       return null
     }
     logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
+    if (this._keepsManifest()) {
+      references = await this._recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags)
+    }
     const text = offloadedText(content.length, references, measure, preview, this._includeRetrievalTool)
     const replacement = [new TextBlock(text), ...mediaPlaceholders(content, references)]
-    return { text, content: replacement, references, measure, truncated: false }
+    const stored = references.filter((r) => r.ref)
+    this._counters.offloads += 1
+    this._counters.blocksStored += stored.length
+    this._counters.bytesOffloaded += bytes.reduce((a, b) => a + b, 0)
+    this._counters.tokensBefore += measure.tokens
+    this._counters.tokensAfter += this._tokensOf(text)
+    return { text, content: replacement, references, measure, truncated: false, bytes }
+  }
+
+  /** Tokens of a text the model sees: exact with a native tokenizer, else 4 characters per token. */
+  _tokensOf(text) {
+    const { nativeTokenizer, tokenizer } = this._options
+    if (nativeTokenizer) {
+      try {
+        return countTokensSync(text, tokenizer)
+      } catch {
+        // The vocabulary failed to load: the heuristic below.
+      }
+    }
+    return Math.ceil(text.length / CHARS_PER_TOKEN)
+  }
+
+  /**
+   * Records what an offload stored in the session's manifest and returns the references
+   * as the model is to see them: opaque ids (with `storageRef`, the storage's reference),
+   * or the storage references themselves.
+   */
+  async _recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags) {
+    const sessionId = tags.sessionId ?? sessionOf(agent)
+    const created = Date.now()
+    const ttl = tags.ttlMs ?? this._options.ttlMs
+    const totalBytes = bytes.reduce((a, b) => a + b, 0) || 1
+    const storedCount = references.filter((r) => r.ref).length
+    const entries = []
+    const shown = references.map((r, i) => {
+      if (!r.ref) return r
+      const id = this._options.opaqueReferences ? opaqueId() : r.ref
+      const block = content[i]
+      const text = texts.get(i)
+      const one = storedCount === 1
+      entries.push({
+        id,
+        key: `${keyPrefix}_${i}`,
+        reference: r.ref,
+        tool: tags.toolName ?? keyPrefix,
+        contentType: r.contentType,
+        bytes: bytes[i],
+        tokens: one ? measure.tokens : Math.round((measure.tokens * bytes[i]) / totalBytes),
+        approximate: Boolean(measure.approximate) || !one,
+        created,
+        seq: i,
+        expires: ttl == null ? undefined : created + ttl,
+        firstLine: block instanceof JsonBlock ? jsonOutline(block.json) : text !== undefined ? firstLineOf(text) : '',
+      })
+      return { ...r, ref: id, storageRef: r.ref }
+    })
+    await this._manifestOf().record(sessionId, entries)
+    return shown
   }
 
   async _handleToolResult(event) {
-    if (event.result.status === 'error') return
+    if (event.result.status === 'error' && !this._options.offloadErrors) return
     // A delegated agent's result is its final answer: never replace it with a preview.
     if (isDelegatingAgentTool(event.tool)) return
     // The retrieval tool's own results are never offloaded (no circular offloading).
@@ -337,9 +480,26 @@ export class ContextOffloader {
     const toolUseId = event.result.toolUseId
     const decision = await this._decide(content, event.result, event.agent)
     if (!decision.exceeds && forced !== true) return
-    const offloaded = await this._offloadBlocks(content, toolUseId, event.agent, decision)
+    const started = performance.now()
+    const offloaded = await this._offloadBlocks(content, toolUseId, event.agent, decision, { toolName: event.toolUse.name })
     if (!offloaded) return
-    event.result = new ToolResultBlock({ toolUseId, status: event.result.status, content: offloaded.content })
+    const { status, error } = event.result
+    event.result = new ToolResultBlock({ toolUseId, status, content: offloaded.content, ...(error !== undefined && { error }) })
+    this._traceOffload(event.agent, event.toolUse.name, offloaded, performance.now() - started)
+  }
+
+  /** The span event of an offload (when the SDK's tracing is on). */
+  _traceOffload(agent, toolName, offloaded, durationMs) {
+    traceEvent(agent, OFFLOAD_EVENT, {
+      'context_offloader.references': offloaded.references.filter((r) => r.ref).map((r) => r.ref).join(' '),
+      'context_offloader.tool_name': toolName,
+      'context_offloader.bytes': (offloaded.bytes ?? []).reduce((a, b) => a + b, 0),
+      'context_offloader.tokens_before': offloaded.measure.tokens,
+      'context_offloader.tokens_after': this._tokensOf(offloaded.text),
+      'context_offloader.preview': this._options.previewMode,
+      'context_offloader.truncated': offloaded.truncated,
+      'context_offloader.duration_ms': durationMs,
+    })
   }
 
   /**
@@ -356,6 +516,10 @@ export class ContextOffloader {
     if (typeof key !== 'string' || key.length === 0) throw new TypeError('offload() needs a non-empty string `key`')
     const tags = {}
     if (options.ttlSeconds !== undefined) tags.ttlMs = ttlMs('ttlSeconds', options.ttlSeconds)
+    if (options.toolName !== undefined) {
+      if (typeof options.toolName !== 'string') throw new TypeError('offload() toolName must be a string')
+      tags.toolName = options.toolName
+    }
     if (options.sessionId !== undefined) {
       if (typeof options.sessionId !== 'string' || options.sessionId.length === 0) {
         throw new TypeError('offload() sessionId must be a non-empty string')
@@ -377,9 +541,12 @@ export class ContextOffloader {
     return {
       text,
       content: offloaded.content,
-      references: references
-        .filter((r) => r.ref)
-        .map((r) => ({ reference: r.ref, contentType: r.contentType, description: r.description })),
+      references: references.filter((r) => r.ref).map((r) => ({
+        reference: r.ref,
+        ...(r.storageRef !== undefined && r.storageRef !== r.ref ? { storageReference: r.storageRef } : {}),
+        contentType: r.contentType,
+        description: r.description,
+      })),
       tokens: measure.tokens,
       approximate: measure.approximate,
       truncated,

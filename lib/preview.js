@@ -19,13 +19,14 @@ export function headPreview(parts, previewTokens) {
 /**
  * Builds the preview natively: every text and JSON block (`texts`, by block index) is
  * handed to native memory, encoded as UTF-8 on a worker thread, and previewed in `mode`
- * within `previewTokens` (tokens of `encoding`, or 4 characters per token without one).
+ * within `previewTokens` (tokens of `encoding`, or 4 characters per token without one),
+ * with `headShare` of each block's budget for its first lines in a head-and-tail preview.
  * Resolves with the preview and the UTF-8 bytes of each block (by block index) for storing.
  * @param {unknown[]} content - the result's blocks
  * @param {Map<number, string>} texts - their texts (see `blockTexts`)
- * @param {{ mode: string, previewTokens: number, encoding?: string, encodingReady?: Promise<unknown> }} options
+ * @param {{ mode: string, previewTokens: number, headShare?: number, encoding?: string, encodingReady?: Promise<unknown> }} options
  */
-export async function nativePreview(content, texts, { mode, previewTokens, encoding, encodingReady }) {
+export async function nativePreview(content, texts, { mode, previewTokens, headShare, encoding, encodingReady }) {
   const builder = new native.PreviewBuilder()
   const indices = []
   for (const [i, text] of texts) {
@@ -38,6 +39,7 @@ export async function nativePreview(content, texts, { mode, previewTokens, encod
     budget: encoding ? previewTokens : previewTokens * CHARS_PER_TOKEN,
     encoding,
     cutLongLines: Boolean(encoding) || mode !== 'head',
+    headShare,
   })
   const utf8 = new Map(indices.map((blockIndex, k) => [blockIndex, built.texts[k]]))
   return { preview: built.preview, utf8 }

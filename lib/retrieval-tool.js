@@ -1,10 +1,7 @@
 // The `retrieve_offloaded_content` tool: its name, input schema and description (the
-// SDK's, byte for byte) and its answers: the full content, or a grep / line slice of it.
+// SDK's, byte for byte, unless extended retrieval is on); ./retrieval.js answers it.
 import { tool } from '@strands-agents/sdk'
 import { z } from 'zod'
-import { decodeStoredContent } from './content.js'
-import { isFullRetrieval, searchStored } from './search.js'
-import { retrieveContent } from './storage/unified.js'
 
 /** The tool's name, as the SDK names it. */
 export const RETRIEVAL_TOOL_NAME = 'retrieve_offloaded_content'
@@ -48,31 +45,51 @@ const RETRIEVAL_TOOL_DESCRIPTION =
   '  { reference: "ref_1", line_range: { start: 10, end: 25 } } → lines 10-25\n' +
   '  { reference: "ref_1", pattern: "TODO", line_range: { start: 1, end: 50 } } → search within range'
 
+/** The extended tool's schema: the SDK's, with `reference` optional (for `list`) and `query`, `page`, `list`. */
+const extendedInputSchema = retrievalInputSchema.extend({
+  reference: z
+    .string()
+    .optional()
+    .describe('The reference string from the offload placeholder (e.g. "mem_1_tool-123_0"). Not needed with list.'),
+  query: z
+    .string()
+    .optional()
+    .describe(
+      'A jq expression run on JSON content (e.g. .users[] | select(.role == "admin") | .email). Results come as compact JSON, one per line.',
+    ),
+  page: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Page of a long answer (1-indexed). An answer longer than the output budget ends with how to get the next page.'),
+  list: z
+    .boolean()
+    .optional()
+    .describe('true: list what was offloaded in this session, newest first (reference, tool, type, size, tokens, age, first line).'),
+})
+
+const EXTENDED_DESCRIPTION =
+  RETRIEVAL_TOOL_DESCRIPTION +
+  '\n\nAlso:\n' +
+  '  - With query: a jq expression over JSON content; results as compact JSON, one per line\n' +
+  '  - With list: true (no reference): what was offloaded in this session, newest first\n' +
+  '  - Long answers come in pages within the output budget; a page that is not the last ends with the page to ask for next\n\n' +
+  'More examples:\n' +
+  `  { reference: "ref_1", query: '.items[] | select(.status == "failed") | .id' } → the failed items' ids\n` +
+  '  { reference: "ref_1", pattern: "error", page: 2 } → the second page of the matches\n' +
+  '  { list: true } → what was offloaded in this session'
+
 /**
- * The retrieval tool. Every failure (unknown reference, unreadable storage, no tool
- * context) answers `Error: reference not found: <reference>`, as the SDK's does; an
- * artifact that expired or was evicted for a byte budget says which.
- * @param {{ maxChars: number, storageFor: (context: unknown) => object }} options -
- *   the output budget in UTF-16 units, and the storage that serves a tool call
+ * The retrieval tool. Its name, schema and description are the SDK's unless `extended`;
+ * its answers come from `retrieval` (see ./retrieval.js).
+ * @param {{ extended: boolean, retrieval: import('./retrieval.js').Retrieval }} options
  */
-export function createRetrievalTool({ maxChars, storageFor }) {
+export function createRetrievalTool({ extended, retrieval }) {
   return tool({
     name: RETRIEVAL_TOOL_NAME,
-    description: RETRIEVAL_TOOL_DESCRIPTION,
-    inputSchema: retrievalInputSchema,
-    callback: async (input, context) => {
-      try {
-        const storage = storageFor(context)
-        if (!isFullRetrieval(input)) return await searchStored(storage, input, maxChars)
-        const result = await retrieveContent(storage, input.reference)
-        return decodeStoredContent(result.content, result.contentType, input.reference)
-      } catch (err) {
-        // An artifact that expired or was evicted for the byte budget says so.
-        const reason = /^Reference not found \((expired|evicted to stay under maxBytes)\)/.exec(String(err?.message ?? ''))?.[1]
-        return reason
-          ? `Error: reference not found (${reason}): ${input.reference}`
-          : `Error: reference not found: ${input.reference}`
-      }
-    },
+    description: extended ? EXTENDED_DESCRIPTION : RETRIEVAL_TOOL_DESCRIPTION,
+    inputSchema: extended ? extendedInputSchema : retrievalInputSchema,
+    callback: (input, context) => retrieval.answer(input, context),
   })
 }

@@ -25,6 +25,36 @@ const sdkAgentAsTool = await importSdkInternal('./agent/agent-as-tool.js')
 const sdkErrors = await importSdkInternal('./errors.js')
 const sdkLocalSandbox = await importSdkInternal('./sandbox/not-a-sandbox-local-environment.js')
 
+/** The OpenTelemetry API the SDK traces with (its optional peer), resolved from the SDK; absent when not installed. */
+const otelApi = await (async () => {
+  try {
+    const { createRequire } = await import('node:module')
+    const sdkRequire = createRequire(import.meta.resolve('@strands-agents/sdk'))
+    const { pathToFileURL } = await import('node:url')
+    return await import(pathToFileURL(sdkRequire.resolve('@opentelemetry/api')).href)
+  } catch {
+    return undefined
+  }
+})()
+
+/**
+ * The span the SDK is recording for `agent` right now, or `undefined` when its tracing
+ * is off (no OpenTelemetry provider registered) or nothing is being recorded: the
+ * active span (inside a tool call, the tool's `execute_tool` span), else the agent's
+ * current loop-cycle span (after a tool call, when the tool's span has ended; read from
+ * the SDK tracer's internal `_loopSpan`).
+ */
+export function recordingSpan(agent) {
+  try {
+    const active = otelApi?.trace?.getActiveSpan?.()
+    if (active?.isRecording?.()) return active
+    const loop = agent?._tracer?._loopSpan
+    return loop?.isRecording?.() ? loop : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** The SDK's logger (honours `configureLogging`), or the SDK's default behaviour. */
 export const logger = {
   debug: (...args) => sdkLogging?.logger?.debug?.(...args),

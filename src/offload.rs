@@ -6,7 +6,7 @@ use std::str::FromStr;
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offload_preview::{build_preview, BlockKind, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
+use offload_preview::{build_preview, BlockKind, HeadShare, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
 use offload_tokens::{tokenizer, Encoding, Tokenizer};
 
 use crate::task::{on_worker, Work};
@@ -14,7 +14,7 @@ use crate::text::{NativeText, PendingText};
 use crate::tokens::parse_encoding;
 
 /// Measures previews in BPE tokens of one encoding.
-struct TokenMeter(&'static Tokenizer);
+pub(crate) struct TokenMeter(pub(crate) &'static Tokenizer);
 
 impl Meter for TokenMeter {
   fn measure(&self, text: &str) -> usize {
@@ -41,6 +41,9 @@ pub struct PreviewSpec {
   pub encoding: Option<String>,
   /// Cut over-long lines with a marker (`head` mode; the other modes always do).
   pub cut_long_lines: Option<bool>,
+  /// The share of a block's budget given to its first lines in a head-and-tail preview
+  /// (`headTail`, and `structure` for blocks that are not JSON): from 0 to 1; default 0.5.
+  pub head_share: Option<f64>,
 }
 
 /// Text encoded as UTF-8 in native memory, ready to be stored without another copy.
@@ -103,14 +106,22 @@ impl PreviewBuilder {
   }
 
   /// Encodes every block as UTF-8 and builds the preview, on a worker thread.
-  /// Rejects an unknown mode or encoding right away.
+  /// Rejects an unknown mode or encoding, or a head share outside 0..=1, right away.
   #[napi(ts_return_type = "Promise<PreparedOffload>", catch_unwind)]
   pub fn build(&mut self, spec: PreviewSpec) -> Result<AsyncTask<Work<PreparedOffload>>> {
     let mode = PreviewMode::from_str(&spec.mode).map_err(|err| Error::new(Status::InvalidArg, err.to_string()))?;
     let encoding = spec.encoding.as_deref().map(parse_encoding).transpose()?;
+    let head_share = spec
+      .head_share
+      .map_or(Ok(HeadShare::default()), HeadShare::new)
+      .map_err(|err| Error::new(Status::InvalidArg, err.to_string()))?;
     let blocks = std::mem::take(&mut self.blocks);
-    let options =
-      PreviewOptions { mode, budget: spec.budget as usize, cut_long_lines: spec.cut_long_lines.unwrap_or(false) };
+    let options = PreviewOptions {
+      mode,
+      budget: spec.budget as usize,
+      cut_long_lines: spec.cut_long_lines.unwrap_or(false),
+      head_share,
+    };
     Ok(on_worker(move || prepare(blocks, &options, encoding)))
   }
 }

@@ -160,6 +160,13 @@ impl NativeText {
   pub fn length(&self) -> f64 {
     self.units() as f64
   }
+
+  /// Bytes of the text's UTF-8 (lone surrogates as U+FFFD): the length itself for
+  /// ASCII text, else counted here, natively.
+  #[napi(getter, catch_unwind)]
+  pub fn utf8_length(&self) -> f64 {
+    self.utf8_len() as f64
+  }
 }
 
 impl NativeText {

@@ -2,6 +2,7 @@
 // real model call, with real SDK events, blocks, model (token counting) and sandbox.
 import {
   Agent,
+  SessionManager,
   AfterToolCallEvent,
   BeforeModelCallEvent,
   DocumentBlock,
@@ -18,6 +19,21 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 export { sdkOffloader }
+
+/** The first text of the tool result in the last message (its content as JSON when it has no text). */
+export function lastToolResultText(messages: any[]): string {
+  const last = messages[messages.length - 1]
+  const result = last.content.find((b: any) => b.type === 'toolResultBlock')
+  return result.content.find((c: any) => c.type === 'textBlock')?.text ?? JSON.stringify(result.content)
+}
+
+/**
+ * A real SessionManager for `sessionId` over `snapshot` storage (an agent then has that
+ * `sessionId`).
+ */
+export function sessionManagerFor(sessionId: string, snapshot: unknown): any {
+  return new SessionManager({ sessionId, storage: { snapshot } } as any)
+}
 
 export type AnyPlugin = any
 

@@ -3,6 +3,8 @@
 // `delete`/`list`/`namespace`, keys normalised natively as the SDK's `normalizeKey`).
 import { StorageError } from '@strands-agents/sdk'
 import { syncClock } from '../lifecycle.js'
+import { manifestPrefix } from '../manifest.js'
+import { logger } from '../sdk.js'
 import { asUint8Array, toBytes } from '../native.js'
 import { namespaceView } from './unified.js'
 
@@ -130,7 +132,16 @@ export class NativeBackedStorage {
     if (typeof sessionId !== 'string' || sessionId.length === 0) {
       throw new TypeError('deleteSession() needs a non-empty string session id')
     }
-    return this[NATIVE].deleteSession(sessionId)
+    const removed = await this[NATIVE].deleteSession(sessionId)
+    // The plugin's offload manifest of the session (opaque ids, `list`) goes with it; the
+    // artifacts are gone already, so a failure here is logged, not thrown.
+    try {
+      const keys = await kvCall(() => this[NATIVE].kvList(manifestPrefix(sessionId)))
+      for (const key of keys) await kvCall(() => this[NATIVE].kvDelete(key))
+    } catch (err) {
+      logger.warn(`session=<${sessionId}> | artifacts deleted, but not the offload manifest`, err)
+    }
+    return removed
   }
 
   /**

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use offload_preview::{
-    build_preview, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter,
+    build_preview, HeadShare, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter,
 };
 
 const TARGET: usize = 10 * 1024 * 1024;
@@ -68,6 +68,7 @@ fn time(label: &str, text: &str, block: PreviewBlock<'_>, mode: PreviewMode) {
         mode,
         budget: BUDGET,
         cut_long_lines: true,
+        head_share: HeadShare::default(),
     };
     let mut samples = Vec::with_capacity(RUNS);
     let mut size = 0;
@@ -118,6 +119,7 @@ fn main() {
         mode: PreviewMode::Structure,
         budget: 1500,
         cut_long_lines: true,
+        head_share: HeadShare::default(),
     };
     println!(
         "\nstructure preview of the pretty JSON, budget 1500:\n{}",

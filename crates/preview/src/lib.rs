@@ -52,10 +52,15 @@
 //! be a plain prefix of its line.
 //!
 //! ```
-//! use offload_preview::{build_preview, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
+//! use offload_preview::{build_preview, HeadShare, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
 //!
 //! let text = format!("id,name\n1,{}\n2,bob", "a".repeat(500));
-//! let options = PreviewOptions { mode: PreviewMode::Head, budget: 60, cut_long_lines: true };
+//! let options = PreviewOptions {
+//!     mode: PreviewMode::Head,
+//!     budget: 60,
+//!     cut_long_lines: true,
+//!     head_share: HeadShare::default(),
+//! };
 //! let preview = build_preview(&[PreviewBlock::text(&text)], &Utf16Meter, &options);
 //! assert_eq!(preview, "id,name\n1,aaaaaaaaaaaaaaaaaaaaaaaaaaaaa … [+471 chars]\n2,bob");
 //! ```
@@ -63,10 +68,13 @@
 //! ## `headTail`
 //!
 //! Per block: a block that fits is shown whole, and so are all its lines
-//! when they fit once long lines are cut. Otherwise its first lines (about
-//! two thirds of the budget) and its last lines (the rest, plus what the
-//! head did not use), with one marker line between them naming the lines
-//! left out by their numbers in the block:
+//! when they fit once long lines are cut. Otherwise its first lines and its
+//! last lines, with one marker line between them naming the lines left out
+//! by their numbers in the block. Besides the marker, the first lines get
+//! [`PreviewOptions::head_share`] of the budget (a [`HeadShare`] from 0 to
+//! 1, half by default) and the last lines the rest; budget one side does
+//! not use goes to the other (so with a share of 0 the first lines show
+//! only in what the last lines left over):
 //!
 //! ```text
 //! [… 12,345 lines omitted (lines 41-12,385) …]
@@ -74,16 +82,21 @@
 //! ```
 //!
 //! ```
-//! use offload_preview::{build_preview, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
+//! use offload_preview::{build_preview, HeadShare, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
 //!
 //! let log: String = (1..=1000).map(|i| format!("line {i}\n")).collect::<String>() + "done";
-//! let options = PreviewOptions { mode: PreviewMode::HeadTail, budget: 120, cut_long_lines: false };
+//! let options = PreviewOptions {
+//!     mode: PreviewMode::HeadTail,
+//!     budget: 120,
+//!     cut_long_lines: false,
+//!     head_share: HeadShare::default(),
+//! };
 //! let preview = build_preview(&[PreviewBlock::text(&log)], &Utf16Meter, &options);
 //! assert_eq!(
 //!     preview,
-//!     "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\n\
-//!      [… 991 lines omitted (lines 8-998) …]\n\
-//!      line 999\nline 1000\ndone"
+//!     "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\n\
+//!      [… 991 lines omitted (lines 7-997) …]\n\
+//!      line 998\nline 999\nline 1000\ndone"
 //! );
 //! ```
 //!
@@ -153,7 +166,7 @@
 //! collapsed root; as a last resort the header is cut.
 //!
 //! ```
-//! use offload_preview::{build_preview, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
+//! use offload_preview::{build_preview, HeadShare, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
 //!
 //! let json = r#"{
 //!   "users": [
@@ -172,7 +185,12 @@
 //!   "total": 2,
 //!   "next": null
 //! }"#;
-//! let options = PreviewOptions { mode: PreviewMode::Structure, budget: 200, cut_long_lines: false };
+//! let options = PreviewOptions {
+//!     mode: PreviewMode::Structure,
+//!     budget: 200,
+//!     cut_long_lines: false,
+//!     head_share: HeadShare::default(),
+//! };
 //! let preview = build_preview(&[PreviewBlock::json(json)], &Utf16Meter, &options);
 //! assert_eq!(
 //!     preview,
@@ -205,12 +223,13 @@ mod json;
 mod lines;
 mod meter;
 mod options;
+pub mod pages;
 mod sections;
 mod structure;
 
 pub use error::PreviewError;
 pub use meter::{Meter, Utf16Meter};
-pub use options::{BlockKind, PreviewBlock, PreviewMode, PreviewOptions};
+pub use options::{BlockKind, HeadShare, PreviewBlock, PreviewMode, PreviewOptions};
 
 /// The preview of a tool result made of `blocks`, measured with `meter`.
 ///
@@ -227,8 +246,12 @@ pub fn build_preview(
     }
     let preview = match options.mode {
         PreviewMode::Head => head::preview(blocks, meter, budget, options.cut_long_lines),
-        PreviewMode::HeadTail => sections::render(blocks, meter, budget, head_tail::section),
-        PreviewMode::Structure => sections::render(blocks, meter, budget, structure::block),
+        PreviewMode::HeadTail => sections::render(blocks, meter, budget, |b, m, n| {
+            head_tail::section(b, m, n, options.head_share)
+        }),
+        PreviewMode::Structure => sections::render(blocks, meter, budget, |b, m, n| {
+            structure::block(b, m, n, options.head_share)
+        }),
     };
     guard::enforce(preview, meter, budget, options.mode != PreviewMode::Head)
 }

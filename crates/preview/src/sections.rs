@@ -5,10 +5,8 @@ use crate::format::block_header;
 use crate::meter::Meter;
 use crate::options::PreviewBlock;
 
-/// Renders one block's section body within a budget.
-pub(crate) type BlockRenderer = fn(&PreviewBlock<'_>, &dyn Meter, usize) -> String;
-
-/// The sections of `blocks` within `budget`.
+/// The sections of `blocks` within `budget`, each body rendered by `body`
+/// within a budget.
 ///
 /// A single block is rendered alone. With several, each section starts with
 /// a `[block i of n: kind]` header line; after the headers, each block gets
@@ -18,7 +16,7 @@ pub(crate) fn render(
     blocks: &[PreviewBlock<'_>],
     meter: &dyn Meter,
     budget: usize,
-    body: BlockRenderer,
+    body: impl Fn(&PreviewBlock<'_>, &dyn Meter, usize) -> String,
 ) -> String {
     if let [only] = blocks {
         return body(only, meter, budget);

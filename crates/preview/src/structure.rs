@@ -4,15 +4,20 @@
 use crate::head_tail;
 use crate::json;
 use crate::meter::{fits_whole, Meter};
-use crate::options::{BlockKind, PreviewBlock};
+use crate::options::{BlockKind, HeadShare, PreviewBlock};
 
 /// The structure preview of one block within `budget`.
 ///
 /// A block that fits is shown whole. A JSON block, or a text block whose
 /// first non-whitespace character is `{` or `[`, that holds one valid JSON
 /// document with an object or array at its root is outlined; anything else
-/// is previewed as [`head_tail::block`].
-pub(crate) fn block(block: &PreviewBlock<'_>, meter: &dyn Meter, budget: usize) -> String {
+/// is previewed as [`head_tail::block`] with the head's `share`.
+pub(crate) fn block(
+    block: &PreviewBlock<'_>,
+    meter: &dyn Meter,
+    budget: usize,
+    share: HeadShare,
+) -> String {
     if budget == 0 {
         return String::new();
     }
@@ -21,7 +26,7 @@ pub(crate) fn block(block: &PreviewBlock<'_>, meter: &dyn Meter, budget: usize) 
             return outline;
         }
     }
-    head_tail::block(block.text, meter, budget)
+    head_tail::block(block.text, meter, budget, share)
 }
 
 /// Whether `block` is worth parsing as JSON.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use common::{check_head_tail, CountingMeter};
 use offload_preview::{
-    build_preview, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter,
+    build_preview, HeadShare, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter,
 };
 
 const TEN_MB: usize = 10 * 1024 * 1024;
@@ -51,6 +51,7 @@ fn preview(block: PreviewBlock<'_>, mode: PreviewMode, max_seen: usize) -> Strin
         mode,
         budget: BUDGET,
         cut_long_lines: true,
+        head_share: HeadShare::default(),
     };
     let meter = CountingMeter::default();
     let start = Instant::now();
@@ -142,6 +143,7 @@ fn deep_nesting_does_not_overflow_the_stack() {
         mode: PreviewMode::Structure,
         budget: 300,
         cut_long_lines: false,
+        head_share: HeadShare::default(),
     };
     let out = build_preview(&[PreviewBlock::json(&objects)], &Utf16Meter, &options);
     assert!(

@@ -4,8 +4,8 @@ mod common;
 
 use common::{check_head_tail, ByteMeter, WordMeter};
 use offload_preview::{
-    build_preview, BlockKind, Meter, PreviewBlock, PreviewError, PreviewMode, PreviewOptions,
-    Utf16Meter,
+    build_preview, BlockKind, HeadShare, Meter, PreviewBlock, PreviewError, PreviewMode,
+    PreviewOptions, Utf16Meter,
 };
 
 fn preview(
@@ -18,6 +18,7 @@ fn preview(
         mode,
         budget,
         cut_long_lines,
+        head_share: HeadShare::default(),
     };
     let out = build_preview(blocks, &Utf16Meter, &options);
     assert!(Utf16Meter.measure(&out) <= budget, "{out:?} over {budget}");
@@ -132,15 +133,23 @@ fn head_tail_shows_whole_blocks_that_fit() {
     );
 }
 
+/// A head-and-tail preview of one text block with the head's `share`.
+fn head_tail(text: &str, budget: usize, share: f64) -> String {
+    let options = PreviewOptions {
+        mode: PreviewMode::HeadTail,
+        budget,
+        cut_long_lines: false,
+        head_share: HeadShare::new(share).unwrap(),
+    };
+    let out = build_preview(&[PreviewBlock::text(text)], &Utf16Meter, &options);
+    assert!(Utf16Meter.measure(&out) <= budget, "{out:?} over {budget}");
+    out
+}
+
 #[test]
 fn head_tail_names_omitted_lines() {
     let text = numbered(12_385);
-    let out = preview(
-        &[PreviewBlock::text(&text)],
-        PreviewMode::HeadTail,
-        200,
-        false,
-    );
+    let out = head_tail(&text, 200, 2.0 / 3.0);
     assert_eq!(
         out,
         "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\nline 11\nline 12\nline 13\n\
@@ -148,6 +157,83 @@ fn head_tail_names_omitted_lines() {
          line 12381\nline 12382\nline 12383\nline 12384\nline 12385"
     );
     check_head_tail(&out, &text).unwrap();
+    // The default share is one half.
+    let half = "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n\
+         [… 12,368 lines omitted (lines 11-12,378) …]\n\
+         line 12379\nline 12380\nline 12381\nline 12382\nline 12383\nline 12384\nline 12385";
+    assert_eq!(head_tail(&text, 200, 0.5), half);
+    assert_eq!(
+        preview(
+            &[PreviewBlock::text(&text)],
+            PreviewMode::HeadTail,
+            200,
+            false
+        ),
+        half
+    );
+}
+
+#[test]
+fn head_share_is_a_number_from_0_to_1() {
+    assert_eq!(HeadShare::default(), HeadShare::HALF);
+    assert_eq!(HeadShare::default().get(), 0.5);
+    for ok in [0.0, -0.0, 1e-300, 0.1, 0.5, 2.0 / 3.0, 1.0] {
+        let share = HeadShare::new(ok).unwrap();
+        assert_eq!(share.get(), ok);
+        assert_eq!(HeadShare::try_from(ok), Ok(share));
+        assert_eq!(f64::from(share), ok);
+    }
+    assert!(HeadShare::new(-0.0).unwrap().get().is_sign_positive());
+    for bad in [
+        -0.1,
+        -f64::MIN_POSITIVE,
+        1.0 + f64::EPSILON,
+        1.5,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
+        let err = HeadShare::new(bad).unwrap_err();
+        assert!(matches!(err, PreviewError::InvalidHeadShare(v) if v.to_bits() == bad.to_bits()));
+    }
+    assert_eq!(
+        HeadShare::new(1.5).unwrap_err().to_string(),
+        "invalid head share 1.5: expected a number from 0 to 1 (the head's share of a headTail preview)"
+    );
+    assert_eq!(
+        HeadShare::new(f64::NAN).unwrap_err().to_string(),
+        "invalid head share NaN: expected a number from 0 to 1 (the head's share of a headTail preview)"
+    );
+}
+
+#[test]
+fn structure_falls_back_to_head_tail_with_the_same_share() {
+    let text = numbered(1000);
+    for share in [0.0, 0.2, 0.5, 0.8, 1.0] {
+        let mut options = PreviewOptions {
+            mode: PreviewMode::Structure,
+            budget: 200,
+            cut_long_lines: false,
+            head_share: HeadShare::new(share).unwrap(),
+        };
+        let structure = build_preview(&[PreviewBlock::text(&text)], &Utf16Meter, &options);
+        options.mode = PreviewMode::HeadTail;
+        let head_tail = build_preview(&[PreviewBlock::text(&text)], &Utf16Meter, &options);
+        assert_eq!(structure, head_tail, "share {share}");
+    }
+    // The share does not change an outline.
+    let json = format!("[{}]", vec!["1"; 1000].join(",\n"));
+    let outline = |share: f64| {
+        let options = PreviewOptions {
+            mode: PreviewMode::Structure,
+            budget: 200,
+            cut_long_lines: false,
+            head_share: HeadShare::new(share).unwrap(),
+        };
+        build_preview(&[PreviewBlock::json(&json)], &Utf16Meter, &options)
+    };
+    assert!(outline(0.0).starts_with("[JSON outline: array, 1,000 items"));
+    assert_eq!(outline(0.0), outline(1.0));
 }
 
 #[test]
@@ -466,6 +552,7 @@ fn other_meters_are_respected() {
             mode,
             budget: 50,
             cut_long_lines: true,
+            head_share: HeadShare::default(),
         };
         let by_words = build_preview(&[PreviewBlock::text(&text)], &WordMeter, &options);
         assert!(WordMeter.measure(&by_words) <= 50);

@@ -7,7 +7,8 @@ use common::{
     check_head_tail, check_line, display, parse_header, ByteMeter, ChunkMeter, WordMeter,
 };
 use offload_preview::{
-    build_preview, BlockKind, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter,
+    build_preview, BlockKind, HeadShare, Meter, PreviewBlock, PreviewMode, PreviewOptions,
+    Utf16Meter,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -100,6 +101,29 @@ fn run(
         mode,
         budget,
         cut_long_lines,
+        head_share: HeadShare::default(),
+    };
+    build_preview(blocks, meter(which), &options)
+}
+
+/// Head shares: the ends and anything between.
+fn head_share() -> impl Strategy<Value = HeadShare> {
+    prop_oneof![Just(0.0), Just(1.0), 0.0..=1.0f64]
+        .prop_map(|share| HeadShare::new(share).expect("a share from 0 to 1"))
+}
+
+fn run_with_share(
+    blocks: &[PreviewBlock<'_>],
+    which: Which,
+    mode: PreviewMode,
+    budget: usize,
+    head_share: HeadShare,
+) -> String {
+    let options = PreviewOptions {
+        mode,
+        budget,
+        cut_long_lines: false,
+        head_share,
     };
     build_preview(blocks, meter(which), &options)
 }
@@ -277,6 +301,36 @@ proptest! {
         for (section, block) in sections.iter().zip(&blocks) {
             if let Err(e) = check_head_tail(section, block.text) {
                 prop_assert!(false, "{e}\nsection: {section:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn head_tail_fits_and_shows_the_right_lines_with_any_share(
+        blocks in some_blocks(),
+        which in any_meter(),
+        budget in 0usize..700,
+        share in head_share(),
+    ) {
+        let blocks = as_blocks(&blocks);
+        for mode in [PreviewMode::HeadTail, PreviewMode::Structure] {
+            let out = run_with_share(&blocks, which, mode, budget, share);
+            prop_assert!(meter(which).measure(&out) <= budget, "{} > {budget}: {out:?}", meter(which).measure(&out));
+            prop_assert_eq!(&out, &run_with_share(&blocks, which, mode, budget, share));
+        }
+        if !matches!(which, Which::Chunks) && budget > 0 {
+            let out = run_with_share(&blocks, which, PreviewMode::HeadTail, budget, share);
+            let headers: usize = (0..blocks.len())
+                .map(|i| meter(which).measure(&format!("[block {} of {}: text]\n", i + 1, blocks.len())))
+                .sum();
+            if blocks.len() > 1 && budget < headers {
+                return Ok(());
+            }
+            let sections = split_sections(&out, blocks.len())?;
+            for (section, block) in sections.iter().zip(&blocks) {
+                if let Err(e) = check_head_tail(section, block.text) {
+                    prop_assert!(false, "{e}\nsection: {section:?}");
+                }
             }
         }
     }

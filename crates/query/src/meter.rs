@@ -1,0 +1,197 @@
+//! Per-thread resource meter consulted by every metered operation.
+//!
+//! The evaluator thread installs a [`Meter`] before it parses or evaluates
+//! anything. Metered operations call [`tick`] (evaluation steps, time, stack
+//! depth) and [`charge`] (memory). When a limit is exceeded the meter records
+//! which one and unwinds the evaluator thread with [`std::panic::resume_unwind`]
+//! carrying a [`Trip`] payload; `resume_unwind` does not run the panic hook, so
+//! nothing is printed. The unwinding is caught by `catch_unwind` at the top of
+//! the evaluator thread and turned into a [`crate::QueryError::TooExpensive`].
+//!
+//! Unwinding (rather than returning a jq error) is what makes the limits hard:
+//! a jq error can be swallowed by `try`, `?` or `//`, an unwinding cannot.
+
+use std::cell::{Cell, RefCell};
+use std::time::Instant;
+
+/// Which limit stopped a query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// The evaluation step budget was used up.
+    Steps,
+    /// The wall-clock time budget was used up.
+    Time,
+    /// The cumulative allocation budget was used up.
+    Memory,
+    /// A value would have been nested deeper than [`crate::limits::MAX_DEPTH`].
+    Depth,
+    /// The evaluation recursed so deeply that the thread stack nearly ran out.
+    Recursion,
+    /// A regular expression match would cost more steps than are left.
+    Regex,
+}
+
+/// Unwinding payload used to abort an evaluation that exceeded a limit.
+pub(crate) struct Trip(pub(crate) Limit);
+
+/// How many steps may pass between two looks at the clock.
+const CLOCK_EVERY: u64 = 512;
+
+/// Resource counters of the current thread.
+struct Meter {
+    steps_left: Cell<u64>,
+    /// When `steps_left` falls to this value, the clock is consulted.
+    next_clock: Cell<u64>,
+    deadline: Cell<Option<Instant>>,
+    mem_left: Cell<usize>,
+    /// Lowest stack address that evaluation may reach (0: unchecked).
+    stack_floor: Cell<usize>,
+    tripped: Cell<Option<Limit>>,
+}
+
+thread_local! {
+    static METER: Meter = const {
+        Meter {
+            steps_left: Cell::new(u64::MAX),
+            next_clock: Cell::new(0),
+            deadline: Cell::new(None),
+            mem_left: Cell::new(usize::MAX),
+            stack_floor: Cell::new(0),
+            tripped: Cell::new(None),
+        }
+    };
+}
+
+/// Called once with the limit when the first limit trips (before unwinding).
+type TripHook = Box<dyn FnOnce(Limit)>;
+
+thread_local! {
+    static ON_TRIP: RefCell<Option<TripHook>> = const { RefCell::new(None) };
+}
+
+/// Sets the function called when a limit trips, before the thread unwinds.
+///
+/// The evaluator thread uses it to hand the error to the caller at once,
+/// before unwinding drops what the query built.
+pub(crate) fn on_trip(hook: impl FnOnce(Limit) + 'static) {
+    ON_TRIP.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
+}
+
+/// Approximate current stack address.
+#[inline(always)]
+pub(crate) fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// Installs fresh budgets for the current thread.
+///
+/// `stack_room` is how many bytes of stack below the current position
+/// evaluation may use before it is stopped with [`Limit::Recursion`].
+pub(crate) fn install(steps: u64, deadline: Instant, memory: usize, stack_room: usize) {
+    let floor = stack_address().saturating_sub(stack_room);
+    METER.with(|m| {
+        m.steps_left.set(steps);
+        m.next_clock.set(steps.saturating_sub(CLOCK_EVERY));
+        m.deadline.set(Some(deadline));
+        m.mem_left.set(memory);
+        m.stack_floor.set(floor);
+        m.tripped.set(None);
+    });
+}
+
+/// Steps still available.
+pub(crate) fn steps_left() -> u64 {
+    METER.with(|m| m.steps_left.get())
+}
+
+/// Records `limit` as exceeded and unwinds the evaluator thread.
+#[cold]
+pub(crate) fn trip(limit: Limit) -> ! {
+    METER.with(|m| {
+        if m.tripped.get().is_none() {
+            m.tripped.set(Some(limit));
+        }
+    });
+    if let Some(hook) = ON_TRIP.with(|h| h.borrow_mut().take()) {
+        hook(limit);
+    }
+    std::panic::resume_unwind(Box::new(Trip(limit)))
+}
+
+/// The limit that stopped the current evaluation, if any.
+pub(crate) fn tripped() -> Option<Limit> {
+    METER.with(|m| m.tripped.get())
+}
+
+/// Counts `n` evaluation steps and checks time and stack depth.
+#[inline]
+pub(crate) fn tick(n: u64) {
+    let verdict = METER.with(|m| {
+        let left = m.steps_left.get();
+        if left < n {
+            return Some(Limit::Steps);
+        }
+        let left = left - n;
+        m.steps_left.set(left);
+        if left <= m.next_clock.get() {
+            m.next_clock.set(left.saturating_sub(CLOCK_EVERY));
+            if m.deadline.get().is_some_and(|d| Instant::now() >= d) {
+                return Some(Limit::Time);
+            }
+        }
+        if stack_address() < m.stack_floor.get() {
+            return Some(Limit::Recursion);
+        }
+        None
+    });
+    if let Some(limit) = verdict {
+        trip(limit);
+    }
+}
+
+/// Checks only the clock (for long loops outside the evaluator, such as parsing).
+pub(crate) fn check_time() {
+    let late = METER.with(|m| m.deadline.get().is_some_and(|d| Instant::now() >= d));
+    if late {
+        trip(Limit::Time);
+    }
+}
+
+/// Charges `bytes` against the cumulative allocation budget.
+///
+/// Call this *before* allocating, so that a single huge allocation (for
+/// example `"a" * 1e12`) is refused instead of aborting the process.
+#[inline]
+pub(crate) fn charge(bytes: usize) {
+    let over = METER.with(|m| {
+        let left = m.mem_left.get();
+        if left < bytes {
+            true
+        } else {
+            m.mem_left.set(left - bytes);
+            false
+        }
+    });
+    if over {
+        trip(Limit::Memory);
+    }
+    // a large allocation is usually followed by a long copy: do not start it late
+    if bytes >= 1 << 20 {
+        check_time();
+    }
+}
+
+/// Bytes left in the cumulative allocation budget.
+pub(crate) fn memory_left() -> usize {
+    METER.with(|m| m.mem_left.get())
+}
+
+/// Charges `count * size` bytes, treating an overflowing product as too much.
+#[inline]
+pub(crate) fn charge_n(count: usize, size: usize) {
+    match count.checked_mul(size) {
+        Some(bytes) => charge(bytes),
+        None => trip(Limit::Memory),
+    }
+}

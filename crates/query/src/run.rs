@@ -1,0 +1,275 @@
+//! Running a query on a dedicated, metered evaluator thread.
+
+use crate::error::QueryError;
+use crate::limits::{QueryLimits, MAX_DEPTH, STACK_RESERVE, STACK_SIZE};
+use crate::meter::{self, Limit, Trip};
+use crate::natives::{Data, Ev};
+use crate::value::{write, Value};
+use crate::{document, program, QueryOutput};
+use bytes::Bytes;
+use jaq_core::{Ctx, Vars};
+use jaq_std::input::RcIter;
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Longest jq error message passed on, in bytes.
+const MAX_ERROR_BYTES: usize = 1000;
+
+/// Runs the query on a new thread with a large stack and waits for its result.
+pub(crate) fn run(
+    document: &[u8],
+    expression: &str,
+    limits: &QueryLimits,
+) -> Result<QueryOutput, QueryError> {
+    let start = Instant::now();
+    let document = Bytes::copy_from_slice(document);
+    let expression = expression.to_owned();
+    let limits = limits.clone();
+    let (sender, receiver) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("offload-query".into())
+        .stack_size(STACK_SIZE)
+        .spawn(move || {
+            // the first result wins: the error of a tripped limit is sent from
+            // the trip itself, before unwinding drops what the query built
+            let slot = Rc::new(RefCell::new(Some(sender)));
+            let send = {
+                let slot = Rc::clone(&slot);
+                move |result| {
+                    if let Some(sender) = slot.borrow_mut().take() {
+                        // the receiver only disappears if the caller's thread died
+                        let _ = sender.send(result);
+                    }
+                }
+            };
+            let hook_send = send.clone();
+            let hook_limits = limits.clone();
+            meter::on_trip(move |limit| hook_send(Err(too_expensive(limit, &hook_limits))));
+            thread_body(&document, &expression, &limits, start, send);
+        })
+        .map_err(|e| QueryError::Internal(format!("cannot start the evaluator thread: {e}")))?;
+    receiver
+        .recv()
+        .unwrap_or_else(|_| Err(QueryError::Internal("the evaluator thread failed".into())))
+}
+
+/// Body of the evaluator thread.
+///
+/// Everything runs under `catch_unwind`. The parsed document and the
+/// evaluation's iterator (which owns most of what the query built) are dropped
+/// only after `send` delivered the result, so that the caller does not wait
+/// for that.
+fn thread_body(
+    document: &Bytes,
+    expression: &str,
+    limits: &QueryLimits,
+    start: Instant,
+    send: impl FnOnce(Result<QueryOutput, QueryError>),
+) {
+    let far = Duration::from_secs(365 * 24 * 3600);
+    let deadline = start + limits.time_budget.min(far);
+    meter::install(
+        limits.max_steps,
+        deadline,
+        limits.max_memory_bytes,
+        STACK_SIZE - STACK_RESERVE,
+    );
+    let program = match caught(limits, || program::compile(expression)) {
+        Ok(program) => program,
+        Err(e) => return send(Err(e)),
+    };
+    let parsed = match caught(limits, || document::parse(document)) {
+        Ok(parsed) => parsed,
+        Err(e) => return send(Err(e)),
+    };
+    let inputs = RcIter::new(parsed.iter().cloned().map(Ok::<Value, String>));
+    let inputs: &RcIter<dyn Iterator<Item = Result<Value, String>>> = &inputs;
+    let data = Data {
+        lut: &program.lut,
+        inputs,
+    };
+    let mut current = None;
+    let result = caught(limits, || evaluate(&program, &data, limits, &mut current));
+    send(result);
+    drop(current);
+}
+
+/// Runs `f`, turning an unwinding (limit or panic) into an error.
+fn caught<T>(
+    limits: &QueryLimits,
+    f: impl FnOnce() -> Result<T, QueryError>,
+) -> Result<T, QueryError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| Err(unwound(payload, limits)))
+}
+
+/// The error for an unwinding caught at the top of the evaluator thread.
+fn unwound(payload: Box<dyn std::any::Any + Send>, limits: &QueryLimits) -> QueryError {
+    if let Some(Trip(limit)) = payload.downcast_ref::<Trip>() {
+        return too_expensive(*limit, limits);
+    }
+    // a limit may have tripped while jaq was already unwinding for another reason
+    if let Some(limit) = meter::tripped() {
+        return too_expensive(limit, limits);
+    }
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    QueryError::Internal(format!("jaq panicked: {what}"))
+}
+
+/// Runs the program once per input value (as jq does; `input`/`inputs`
+/// consume the following ones) and prints the results.
+///
+/// The running output iterator is kept in `current`, owned by the caller.
+fn evaluate<'a>(
+    program: &'a program::Program,
+    data: &Data<'a>,
+    limits: &QueryLimits,
+    current: &mut Option<jaq_core::ValXs<'a, Value>>,
+) -> Result<QueryOutput, QueryError> {
+    let env = Value::object(jaq_json::Map::default(), 0);
+    let mut out = Output::new(limits);
+    for input in data.inputs {
+        let input = input.map_err(QueryError::Runtime)?;
+        let ctx = Ctx::<Ev>::new(data.clone(), Vars::new([env.clone()]));
+        let outputs = current.insert(program.id.run((ctx, input)));
+        for y in outputs {
+            let y = y.map_err(exception)?;
+            if !out.push(&y)? {
+                return Ok(out.finish(true));
+            }
+        }
+    }
+    Ok(out.finish(false))
+}
+
+/// Collected output lines.
+struct Output {
+    lines: Vec<String>,
+    bytes: usize,
+    max_bytes: usize,
+    max_outputs: usize,
+}
+
+impl Output {
+    fn new(limits: &QueryLimits) -> Self {
+        Self {
+            lines: Vec::new(),
+            bytes: 0,
+            max_bytes: limits.max_output_bytes,
+            max_outputs: limits.max_outputs,
+        }
+    }
+
+    /// Adds a result; `false` once an output limit is reached.
+    fn push(&mut self, v: &Value) -> Result<bool, QueryError> {
+        if self.lines.len() >= self.max_outputs {
+            return Ok(false);
+        }
+        let mut buf = Vec::new();
+        if write::write_metered(&mut buf, &v.val, self.max_bytes - self.bytes).is_err() {
+            if self.lines.is_empty() {
+                return Err(QueryError::TooExpensive(format!(
+                    "the first result alone is larger than the output limit of {}; \
+                     select fewer fields or elements",
+                    bytes(self.max_bytes)
+                )));
+            }
+            return Ok(false);
+        }
+        self.bytes += buf.len();
+        self.lines.push(
+            String::from_utf8(buf)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        );
+        Ok(self.lines.len() < self.max_outputs)
+    }
+
+    fn finish(self, truncated: bool) -> QueryOutput {
+        QueryOutput {
+            lines: self.lines,
+            truncated,
+        }
+    }
+}
+
+/// Converts an exception that escaped the program into an error.
+fn exception(e: jaq_core::Exn<'_, Value>) -> QueryError {
+    match e.get_err() {
+        Ok(err) => {
+            let v = err.into_val();
+            let msg = match v.str_bytes() {
+                Some(s) => String::from_utf8_lossy(s).into_owned(),
+                None => format!("{v} (not a string)"),
+            };
+            QueryError::Runtime(one_line(&msg))
+        }
+        Err(e) => match e.get_halt() {
+            Ok(code) => QueryError::Runtime(format!(
+                "halt_error/halt({code}) was called; halting is not supported here"
+            )),
+            Err(_) => QueryError::Internal("an internal jaq exception escaped".into()),
+        },
+    }
+}
+
+/// The message on one line, shortened to [`MAX_ERROR_BYTES`].
+fn one_line(msg: &str) -> String {
+    let mut out = String::new();
+    for c in msg.chars() {
+        if out.len() >= MAX_ERROR_BYTES {
+            out.push_str("...");
+            break;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn bytes(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The message for an exceeded limit.
+fn too_expensive(limit: Limit, limits: &QueryLimits) -> QueryError {
+    const NARROW: &str =
+        "narrow the expression (for example select before map) or query a smaller part";
+    QueryError::TooExpensive(match limit {
+        Limit::Steps => format!("stopped after {} steps (limit); {NARROW}", limits.max_steps),
+        Limit::Time => format!(
+            "stopped after {:.1} s (time limit); {NARROW}",
+            limits.time_budget.as_secs_f64()
+        ),
+        Limit::Memory => format!(
+            "the query built more than {} of values (limit); select fewer or smaller values \
+             instead of copying, repeating or concatenating large ones",
+            bytes(limits.max_memory_bytes)
+        ),
+        Limit::Depth => format!(
+            "a value would be nested deeper than {MAX_DEPTH} levels (limit); \
+             check recursive definitions and reductions that wrap values"
+        ),
+        Limit::Recursion => "recursion too deep (limit); a recursive definition such as \
+             `def f: 1 + f; f` does not terminate or recurses too deeply"
+            .into(),
+        Limit::Regex => format!(
+            "a regular expression match on a long string would exceed the {} steps left \
+             (limit); apply test/match/sub to individual fields instead of large strings, \
+             or use contains, startswith or index",
+            meter::steps_left()
+        ),
+    })
+}

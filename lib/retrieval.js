@@ -1,0 +1,222 @@
+// The retrieval tool's answers. With the defaults they are the SDK's: the full content,
+// or a grep / line slice cut at `maxResultTokens × 4` characters. Opt-in:
+// - opaque references: the model's ids resolve through the offload manifest of the
+//   calling agent's session only; anything else is "not found", as a missing one is;
+// - extended retrieval: answers are paged within the output budget (tokens of a native
+//   tokenizer, else characters), jq queries over JSON, and the session's manifest (`list`).
+import { randomBytes } from 'node:crypto'
+import { decodeStoredContent } from './content.js'
+import { manifestText } from './manifest.js'
+import { native } from './native.js'
+import { isFullRetrieval, searchStored } from './search.js'
+import { retrieveContent } from './storage/unified.js'
+import { RETRIEVAL_EVENT, traceEvent } from './telemetry.js'
+
+/** The largest output budget the native search and paging take (u32). */
+export const MAX_OUTPUT_UNITS = 0xffff_ffff
+
+/** The retrieval mode of a tool input, as `stats()` counts it. */
+export function retrievalMode(input) {
+  if (input.list === true) return 'list'
+  if (input.query !== undefined) return 'query'
+  if (input.pattern) return 'pattern'
+  if (input.line_range) return 'lineRange'
+  if (input.context_lines !== undefined) return 'head'
+  return 'full'
+}
+
+/** Content types a jq query reads as JSON text. */
+function isJsonLike(contentType) {
+  return contentType === 'application/json' || contentType.endsWith('+json') || contentType.startsWith('text/')
+}
+
+/** The error answer for a reference that cannot be read (expired or evicted ones say so). */
+function notFoundAnswer(err, shown) {
+  const reason = /^Reference not found \((expired|evicted to stay under maxBytes)\)/.exec(String(err?.message ?? ''))?.[1]
+  return reason ? `Error: reference not found (${reason}): ${shown}` : `Error: reference not found: ${shown}`
+}
+
+/** A failure past reading the content (paging, a query) with the answer the model gets. */
+class AnswerFailure extends Error {
+  constructor(answer, cause) {
+    super(answer, { cause })
+    this.answer = answer
+  }
+}
+
+/**
+ * Runs native work on content already read; its failure (a string too long for
+ * JavaScript, an exhausted machine) is said as such, not as a missing reference. With
+ * opaque references the native message is left out (it could name a path).
+ */
+async function nativeStep(what, opaque, run) {
+  try {
+    return await run()
+  } catch (err) {
+    const detail = opaque ? '' : `: ${String(err?.message ?? err).split('\n')[0].slice(0, 200)}`
+    throw new AnswerFailure(`Error: ${what} failed${detail}`, err)
+  }
+}
+
+/**
+ * Answers retrieval tool calls for one plugin.
+ */
+export class Retrieval {
+  /**
+   * @param {object} options
+   * @param {(context: unknown) => object} options.storageFor - the storage serving a tool call
+   * @param {(agent: unknown) => string} options.sessionOf - the session a calling agent is in
+   * @param {() => import('./manifest.js').OffloadManifest} options.manifestOf - the plugin's manifest
+   * @param {boolean} options.opaque - references are manifest ids
+   * @param {boolean} options.extended - paging, query and list
+   * @param {number} options.maxChars - the SDK's output budget (UTF-16 units)
+   * @param {number} options.maxResultTokens
+   * @param {string | undefined} options.encoding - a native tokenizer's encoding, if any
+   * @param {Promise<unknown> | undefined} options.encodingReady
+   * @param {import('./telemetry.js').OffloaderCounters} options.counters
+   */
+  constructor(options) {
+    Object.assign(this, options)
+  }
+
+  /** The output budget of extended answers: tokens of the native encoding, else characters. */
+  _budget() {
+    const units = this.encoding ? this.maxResultTokens : this.maxResultTokens * 4
+    return Math.min(Math.floor(units), MAX_OUTPUT_UNITS)
+  }
+
+  /** The tool's answer to `input` (a string, or content for binary and JSON blocks). */
+  async answer(input, context) {
+    const started = performance.now()
+    const mode = retrievalMode(input)
+    const outcome = { pages: 0, error: false, reference: undefined }
+    let answer
+    try {
+      answer = await this._answer(input, context, mode, outcome)
+    } catch (err) {
+      outcome.error = true
+      answer = err instanceof AnswerFailure ? err.answer : notFoundAnswer(err, input.reference)
+    }
+    if (typeof answer === 'string' && answer.startsWith('Error: ')) outcome.error = true
+    this._count(mode, outcome)
+    traceEvent(context?.agent, RETRIEVAL_EVENT, {
+      'context_offloader.reference': input.reference,
+      'context_offloader.mode': mode,
+      'context_offloader.page': input.page,
+      'context_offloader.output_chars': typeof answer === 'string' ? answer.length : undefined,
+      'context_offloader.error': outcome.error,
+      'context_offloader.duration_ms': performance.now() - started,
+    })
+    return answer
+  }
+
+  _count(mode, outcome) {
+    this.counters.retrievals[mode] += 1
+    this.counters.pagesServed += outcome.pages
+    if (outcome.error) this.counters.errors.retrieval += 1
+  }
+
+  async _answer(input, context, mode, outcome) {
+    if (this.extended && mode === 'list') {
+      const entries = await this.manifestOf().list(this.sessionOf(context?.agent))
+      return this._page(manifestText(entries), input.page, outcome)
+    }
+    if (this.extended && (typeof input.reference !== 'string' || input.reference.length === 0)) {
+      return 'Error: reference is required (or list: true to see what was offloaded in this session).'
+    }
+    const storage = this.storageFor(context)
+    const { reference, issued } = await this._storageReference(input.reference, context)
+    if (!issued) {
+      // Not this session's: the decoy lookup (if any) fails as a deleted id's would.
+      if (reference !== undefined) await retrieveContent(storage, reference).catch(() => {})
+      throw new Error('Reference not found')
+    }
+    if (!this.extended) return this._sdkAnswer(storage, { ...input, reference }, input.reference)
+    if (mode === 'query') {
+      if (input.pattern || input.line_range || input.context_lines !== undefined) {
+        return 'Error: query cannot be combined with pattern, line_range or context_lines.'
+      }
+      return this._query(storage, reference, input, outcome)
+    }
+    if (mode === 'full') return this._full(storage, reference, input, outcome)
+    const text = await searchStored(storage, { ...input, reference }, MAX_OUTPUT_UNITS)
+    if (text.startsWith('Error: ')) return text
+    return this._page(text, input.page, outcome)
+  }
+
+  /** Page `page` (default 1) of `text` within the budget. */
+  async _page(text, page = 1, outcome) {
+    if (this.encoding) await this.encodingReady
+    const result =
+      page > MAX_OUTPUT_UNITS
+        ? { text: null, pages: undefined }
+        : await nativeStep('paging the answer', this.opaque, () => native.pageAnswer(text, page, this._budget(), this.encoding))
+    if (result.text == null) {
+      const count = result.pages ?? (await native.pageAnswer(text, MAX_OUTPUT_UNITS, this._budget(), this.encoding)).pages
+      return `Error: page ${page} is past the end of this answer (${count} page${count === 1 ? '' : 's'}).`
+    }
+    outcome.pages = 1
+    return result.text
+  }
+
+  /**
+   * The storage reference behind the model's: itself with path references; with opaque
+   * ones, the entry this session was given under that id (one manifest read). For any
+   * other string the answer is "not found", after the same work as for an issued id
+   * whose artifact is gone: the session's own reference with another key of the same
+   * length (no such file, object or entry) goes down the same path, and fails there.
+   */
+  async _storageReference(shown, context) {
+    if (!this.opaque) return { reference: shown, issued: true }
+    const session = this.sessionOf(context?.agent)
+    const entry = await this.manifestOf().resolve(session, shown)
+    if (entry) return { reference: entry.reference, issued: true }
+    const sample = await this.manifestOf().anyEntry(session)
+    if (sample?.key && sample.reference.includes(sample.key)) {
+      const key = randomBytes(sample.key.length).toString('hex').slice(0, sample.key.length)
+      return { reference: sample.reference.replace(sample.key, key), issued: false }
+    }
+    return { reference: undefined, issued: false }
+  }
+
+  /** The SDK's answer: a search within `maxChars`, or the full content. */
+  async _sdkAnswer(storage, input, shown) {
+    if (!isFullRetrieval(input)) return searchStored(storage, input, this.maxChars)
+    const result = await retrieveContent(storage, input.reference)
+    return decodeStoredContent(result.content, result.contentType, shown)
+  }
+
+  /** The full content, paged when it is text longer than the budget. */
+  async _full(storage, reference, input, outcome) {
+    const result = await retrieveContent(storage, reference)
+    const decoded = decodeStoredContent(result.content, result.contentType, input.reference)
+    let text = decoded
+    if (typeof decoded !== 'string') {
+      // Binary blocks come back as they are; JSON that fits comes back as the SDK returns it.
+      if (result.contentType !== 'application/json') return decoded
+      text = new TextDecoder().decode(result.content)
+      const page = await this._page(text, input.page, outcome)
+      // One page that is the whole text (no footer): the parsed JSON, as the SDK returns it.
+      return page === text ? decoded : page
+    }
+    return this._page(text, input.page, outcome)
+  }
+
+  /** A jq query over the stored JSON, results as compact JSON lines, paged. */
+  async _query(storage, reference, input, outcome) {
+    const result = await retrieveContent(storage, reference)
+    if (!isJsonLike(result.contentType)) {
+      return `Error: query needs JSON content; this reference holds ${result.contentType}. Use pattern or line_range instead.`
+    }
+    const bytes = result.content instanceof Uint8Array ? result.content : new TextEncoder().encode(String(result.content))
+    const ran = await nativeStep('the query', this.opaque, () => native.queryJson(bytes, input.query))
+    if (ran.error != null) return `Error: ${ran.error}`
+    let text = ran.lines.length === 0 ? 'The query produced no results.' : ran.lines.join('\n')
+    if (ran.truncated) {
+      text +=
+        `\n[The query stopped after ${ran.lines.length.toLocaleString('en-US')} results at its output limit ` +
+        '(1,000,000 results or 64 MiB); narrow it (select, limit, first) to see the rest.]'
+    }
+    return this._page(text, input.page, outcome)
+  }
+}
