@@ -182,6 +182,52 @@ test('ids issued by another plugin instance on the same storage resolve in the s
   expect(await ask({ list: true })).toMatch(/^Nothing was offloaded/)
 })
 
+test('seeded fuzz: near-miss ids, paths, Windows shapes, unicode and huge strings are all "not found"', { timeout: 60_000 }, async () => {
+  const d = tempDir('co-opaque-')
+  cleanups.push(d.cleanup)
+  const storage = new FileStorage(d.path)
+  const plugin = new ContextOffloader({ storage, references: 'opaque' })
+  const agent = { sessionId: 'fuzz', sessionManager: { sessionId: 'fuzz' } }
+  const { references } = await plugin.offload(LOG, { key: 'tu-1', sessionId: 'fuzz' })
+  const id = references[0]!.reference
+  const raw = references[0]!.storageReference!
+  const tool = plugin.getTools()[0] as any
+  const ask = async (reference: string) => {
+    const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'x', input: { reference, line_range: { start: 1, end: 1 } } }, agent })
+    let next = await gen.next()
+    while (!next.done) next = await gen.next()
+    return next.value.content[0].text as string
+  }
+  expect(await ask(id)).toMatch(/^\[Lines 1-1 of 4000\]/)
+  const random = prng(20261124)
+  const alphabet = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_']
+  const shapes = [
+    () => id.slice(0, 4 + random.int(0, 15)) + random.pick(alphabet) + id.slice(5 + random.int(0, 15)), // one character off
+    () => id.toUpperCase(),
+    () => `${id} `,
+    () => ` ${id}`,
+    () => `${id}\u0000`,
+    () => id + random.pick(alphabet),
+    () => id.slice(0, -1),
+    () => raw,
+    () => raw.replace(/\//g, '\\'),
+    () => `file://${raw}`,
+    () => join(d.path, '..', '..', 'etc', 'passwd'),
+    () => `C:${raw.split('/').pop()}`,
+    () => `\\\\?\\C:\\${raw.split('/').pop()}`,
+    () => `offload-manifest/${Buffer.from('fuzz').toString('base64url')}/${id}.json`,
+    () => `ref_${'🙂'.repeat(8)}`,
+    () => 'ref_' + 'A'.repeat(random.int(0, 40)),
+    () => 'x'.repeat(random.int(1000, 100_000)),
+    () => Array.from({ length: random.int(1, 30) }, () => String.fromCharCode(random.int(0, 0xffff))).join(''),
+  ]
+  for (let i = 0; i < 300; i++) {
+    const reference = random.pick(shapes)()
+    if (reference === id) continue
+    expect(await ask(reference)).toBe(`Error: reference not found: ${reference}`)
+  }
+})
+
 test("references: 'opaque' ids carry at least 64 random bits and never repeat", async () => {
   const plugin = new ContextOffloader({ storage: new InMemoryStorage(), references: 'opaque' })
   const ids = new Set<string>()

@@ -9,7 +9,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { ContextOffloader, FileSnapshotStorage, FileStorage, InMemoryStorage, countTokensSync } from '../index.js'
 import { native, toNativeText } from '../lib/native.js'
-import { ScriptedModel, lastToolResultText, sessionManagerFor, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
+import { ScriptedModel, lastToolResultText, prng, sessionManagerFor, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
 
 const cleanups: Array<() => void> = []
 afterAll(() => cleanups.forEach((c) => c()))
@@ -138,6 +138,24 @@ describe("retrieval: 'extended'", () => {
     // Characters × 4 would have allowed 2,400 characters: far more than 600 tokens of CJK.
     expect(countTokensSync(cjk.slice(0, 2400), 'o200k_base')).toBeGreaterThan(600)
     expect(joined(answers)).toBe(cjk)
+  })
+
+  test('seeded fuzz: pages of mixed-script texts stay within their token budget and rejoin exactly', { timeout: 120_000 }, async () => {
+    const random = prng(1124)
+    const pieces = ['ERROR', 'ok', '数据库', 'сервер', '🙂', ' ', '\t', 'x'.repeat(40), '\n', '\n\n', '{"a": [1, 2]}', 'élan', '\r\n']
+    for (let round = 0; round < 40; round++) {
+      const text = Array.from({ length: random.int(50, 3000) }, () => random.pick(pieces)).join('')
+      const budget = random.int(100, 400)
+      const pages: string[] = []
+      for (let page = 1; ; page++) {
+        const out = await native.pageAnswer(text, page, budget, 'o200k_base')
+        expect(out.text).not.toBeNull()
+        expect(countTokensSync(out.text!, 'o200k_base')).toBeLessThanOrEqual(budget)
+        pages.push(out.text!)
+        if (!out.hasMore) break
+      }
+      expect(pages.length === 1 ? pages[0] : joined(pages)).toBe(text)
+    }
   })
 
   test('a page past the end says how many pages there are', { timeout: 60_000 }, async () => {
