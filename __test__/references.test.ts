@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { Agent, tool } from '@strands-agents/sdk'
 import { z } from 'zod'
 import { ContextOffloader, FileSnapshotStorage, FileStorage, InMemoryStorage } from '../index.js'
-import { ScriptedModel, lastToolResultText, sessionManagerFor, prng, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
+import { ScriptedModel, lastToolResultText, sessionManagerFor, prng, tempDir, textTurn, toolCallTurn, toolAnswer } from './helpers/harness.js'
 
 const cleanups: Array<() => void> = []
 afterAll(() => cleanups.forEach((c) => c()))
@@ -130,12 +130,7 @@ describe.each(['file', 'memory'] as const)("references: 'opaque' (%s storage)", 
     expect(answers[0]).toContain('[Lines 1-1 of 4000]')
     expect(await (s as any).deleteSession('session-d')).toBe(1)
     const tool = plugin.getTools()[0] as any
-    const ask = async (reference: string) => {
-      const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'x', input: { reference, pattern: 'ERROR' } }, agent })
-      let next = await gen.next()
-      while (!next.done) next = await gen.next()
-      return next.value.content[0].text as string
-    }
+    const ask = (reference: string) => toolAnswer(tool, { reference, pattern: 'ERROR' }, agent)
     const deleted = await ask(id)
     const unknown = await ask(forged)
     expect(deleted.replace(id, '<id>')).toBe(unknown.replace(forged, '<id>'))
@@ -166,12 +161,7 @@ test('ids issued by another plugin instance on the same storage resolve in the s
   const writer = new ContextOffloader({ storage: new FileStorage(d.path), references: 'opaque' })
   const agent = { sessionId: 'shared', sessionManager: { sessionId: 'shared' } }
   const tool = reader.getTools()[0] as any
-  const ask = async (input: object) => {
-    const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'x', input }, agent })
-    let next = await gen.next()
-    while (!next.done) next = await gen.next()
-    return next.value.content[0].text as string
-  }
+  const ask = (input: object) => toolAnswer(tool, input, agent)
   expect(await ask({ list: true })).toMatch(/^Nothing was offloaded/)
   const { references } = await writer.offload(LOG, { key: 'later', sessionId: 'shared', toolName: 'fetch_logs' })
   const id = references[0]!.reference
@@ -192,12 +182,7 @@ test('seeded fuzz: near-miss ids, paths, Windows shapes, unicode and huge string
   const id = references[0]!.reference
   const raw = references[0]!.storageReference!
   const tool = plugin.getTools()[0] as any
-  const ask = async (reference: string) => {
-    const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'x', input: { reference, line_range: { start: 1, end: 1 } } }, agent })
-    let next = await gen.next()
-    while (!next.done) next = await gen.next()
-    return next.value.content[0].text as string
-  }
+  const ask = (reference: string) => toolAnswer(tool, { reference, line_range: { start: 1, end: 1 } }, agent)
   expect(await ask(id)).toMatch(/^\[Lines 1-1 of 4000\]/)
   const random = prng(20261124)
   const alphabet = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_']

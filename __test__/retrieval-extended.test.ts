@@ -9,7 +9,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { ContextOffloader, FileSnapshotStorage, FileStorage, InMemoryStorage, countTokensSync } from '../index.js'
 import { native, toNativeText } from '../lib/native.js'
-import { ScriptedModel, lastToolResultText, prng, sessionManagerFor, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
+import { ScriptedModel, lastToolResultText, prng, sessionManagerFor, tempDir, textTurn, toolCallTurn, toolAnswer } from './helpers/harness.js'
 
 const cleanups: Array<() => void> = []
 afterAll(() => cleanups.forEach((c) => c()))
@@ -121,10 +121,7 @@ describe("retrieval: 'extended'", () => {
     // The same search with an unlimited budget (the SDK's tool with a huge maxResultTokens).
     const whole = new ContextOffloader({ storage, maxResultTokens: 1e9, previewTokens: 100 })
     const tool = whole.getTools()[0] as any
-    const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'w', input: { reference: refs[0], pattern: 'ERROR', context_lines: 1 } }, agent: undefined })
-    let next = await gen.next()
-    while (!next.done) next = await gen.next()
-    const full = next.value.content[0].text as string
+    const full = await toolAnswer(tool, { reference: refs[0], pattern: 'ERROR', context_lines: 1 })
     expect(full).toMatch(/^\[429 matches for \/ERROR\/\]/)
     expect(joined(answers)).toBe(full)
   })
@@ -193,10 +190,8 @@ describe("retrieval: 'extended'", () => {
     const tool = plugin.getTools()[0] as any
     const ask = async (query: string) => {
       const started = performance.now()
-      const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'q', input: { reference: out.references[0]!.reference, query } }, agent: undefined })
-      let next = await gen.next()
-      while (!next.done) next = await gen.next()
-      return { text: next.value.content[0].text as string, ms: performance.now() - started }
+      const text = await toolAnswer(tool, { reference: out.references[0]!.reference, query })
+      return { text, ms: performance.now() - started }
     }
     for (const query of ['[.items[] as $a | .items[] | [$a, .]] | length', 'reduce range(1e12) as $x (0; . + 1)', 'def f: 1 + f; f', '[limit(1e9; repeat(.))] | length']) {
       const { text, ms } = await ask(query)
@@ -245,12 +240,7 @@ describe("retrieval: 'extended'", () => {
     const plugin = new ContextOffloader({ storage: new InMemoryStorage(), retrieval: 'extended', maxResultTokens: 1000, previewTokens: 100 })
     const out = await plugin.offload(new JsonBlock({ json: { n: 1, pad: 'x'.repeat(10_000) } }), { key: 'j' })
     const tool = plugin.getTools()[0] as any
-    const ask = async (input: object) => {
-      const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'q', input: { reference: out.references[0]!.reference, ...input } }, agent: undefined })
-      let next = await gen.next()
-      while (!next.done) next = await gen.next()
-      return next.value.content[0].text as string
-    }
+    const ask = (input: object) => toolAnswer(tool, { reference: out.references[0]!.reference, ...input })
     const first = await ask({ query: 'range(1100000)' })
     expect(first.startsWith('0\n1\n2\n')).toBe(true)
     const pages = Number(/page: (\d+)\]$/.exec(first)![1]) - 1

@@ -13,7 +13,7 @@ import { v7 as uuidV7 } from 'uuid'
 import { z } from 'zod'
 import { ContextOffloader, FileSnapshotStorage, S3SnapshotStorage, S3Storage } from '../index.js'
 import { startGarage } from '../scripts/garage.mjs'
-import { ScriptedModel, TextBlock, Driven, sessionManagerFor, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
+import { ScriptedModel, TextBlock, Driven, sessionManagerFor, tempDir, textTurn, toolCallTurn, toolAnswer } from './helpers/harness.js'
 
 let garage: Awaited<ReturnType<typeof startGarage>>
 let client: S3Client
@@ -250,10 +250,7 @@ describe('ContextOffloader with S3Storage', () => {
       const plugin = make()
       const tool = plugin.getTools()[0] as any
       const fake = { sessionId, sessionManager: { sessionId } }
-      const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'x', input: { reference: id, line_range: { start: 1, end: 1 } } }, agent: fake })
-      let next = await gen.next()
-      while (!next.done) next = await gen.next()
-      return next.value.content[0].text as string
+      return toolAnswer(tool, { reference: id, line_range: { start: 1, end: 1 } }, fake)
     }
     expect(await ask(agent.sessionId)).toMatch(/^\[Lines 1-1 of 3100\]/)
     expect(await ask('someone-else')).toBe(`Error: reference not found: ${id}`)

@@ -28,6 +28,17 @@ export function lastToolResultText(messages: any[]): string {
 }
 
 /**
+ * Calls a tool as the SDK's executor does (`tool.stream(context)`, drained) and returns
+ * the text of its result's first block.
+ */
+export async function toolAnswer(tool: any, input: object, agent?: unknown): Promise<string> {
+  const gen = tool.stream({ toolUse: { name: tool.name, toolUseId: 'call', input }, agent })
+  let next = await gen.next()
+  while (!next.done) next = await gen.next()
+  return next.value.content[0].text as string
+}
+
+/**
  * A real SessionManager for `sessionId` over `snapshot` storage (an agent then has that
  * `sessionId`).
  */
