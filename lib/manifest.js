@@ -6,6 +6,7 @@
 // (ours, and the SDK's unified storages), under `offload-manifest/<session>/`, so they
 // survive a restart; otherwise in this process only.
 import { randomBytes } from 'node:crypto'
+import { JsonBlock } from '@strands-agents/sdk'
 import { logger } from './sdk.js'
 
 /** The namespace of manifest entries in the plugin's storage. */
@@ -43,6 +44,45 @@ export function jsonOutline(value) {
     return `JSON object {${shown.join(', ')}${keys.length > shown.length ? ', …' : ''}}`
   }
   return `JSON ${value === null ? 'null' : typeof value}`
+}
+
+/**
+ * The manifest entries of one offload's stored blocks, and its references as the model
+ * is to see them: opaque ids (with `storageRef`) or the storage references themselves.
+ * A result's token count is shared among its blocks by bytes when there are several.
+ * @param {unknown[]} content - the result's blocks
+ * @param {Map<number, string>} texts - their texts, by block index
+ * @param {{ ref: string, contentType: string }[]} references - one per block (`ref` empty when not stored)
+ * @param {number[]} bytes - stored bytes per block
+ * @param {{ tokens: number, approximate?: boolean }} measure - the result's token count
+ * @param {{ keyPrefix: string, toolName: string, ttl?: number | null, opaque: boolean }} options
+ */
+export function manifestEntries(content, texts, references, bytes, measure, { keyPrefix, toolName, ttl, opaque }) {
+  const created = Date.now()
+  const totalBytes = bytes.reduce((a, b) => a + b, 0) || 1
+  const one = references.filter((r) => r.ref).length === 1
+  const entries = []
+  const shown = references.map((r, i) => {
+    if (!r.ref) return r
+    const id = opaque ? opaqueId() : r.ref
+    const text = texts.get(i)
+    entries.push({
+      id,
+      key: `${keyPrefix}_${i}`,
+      reference: r.ref,
+      tool: toolName,
+      contentType: r.contentType,
+      bytes: bytes[i],
+      tokens: one ? measure.tokens : Math.round((measure.tokens * bytes[i]) / totalBytes),
+      approximate: Boolean(measure.approximate) || !one,
+      created,
+      seq: i,
+      expires: ttl == null ? undefined : created + ttl,
+      firstLine: content[i] instanceof JsonBlock ? jsonOutline(content[i].json) : text !== undefined ? firstLineOf(text) : '',
+    })
+    return { ...r, ref: id, storageRef: r.ref }
+  })
+  return { entries, shown }
 }
 
 /** A storage key segment for a session id (any string): its UTF-8 in base64url. */

@@ -2,8 +2,10 @@
 // eviction, which storage serves which agent, and the offload pipeline (preview, store,
 // replacement text). The pieces it puts together live in their own modules: options
 // (./options.js), counting (./counting.js), previews and replacement text (./preview.js),
-// block storage (./store-blocks.js), the retrieval tool (./retrieval-tool.js).
-import { AfterToolCallEvent, BeforeModelCallEvent, JsonBlock, Message, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+// block storage (./store-blocks.js), the retrieval tool (./retrieval-tool.js) and its
+// answers (./retrieval.js), the offload manifest (./manifest.js), counters and span
+// events (./telemetry.js).
+import { AfterToolCallEvent, BeforeModelCallEvent, Message, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
 import {
   FileStorage as SdkFileStorage,
   InMemoryStorage as SdkInMemoryStorage,
@@ -14,7 +16,7 @@ import { counting, heuristicContentTokens } from './counting.js'
 import { SHORT_TEXT_UNITS, native } from './native.js'
 import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
-import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, OffloadManifest, firstLineOf, jsonOutline, opaqueId } from './manifest.js'
+import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, OffloadManifest, manifestEntries, opaqueId } from './manifest.js'
 import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
 import { OFFLOAD_EVENT, OffloaderCounters, traceEvent } from './telemetry.js'
@@ -428,35 +430,13 @@ export class ContextOffloader {
    * or the storage references themselves.
    */
   async _recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags) {
-    const sessionId = tags.sessionId ?? sessionOf(agent)
-    const created = Date.now()
-    const ttl = tags.ttlMs ?? this._options.ttlMs
-    const totalBytes = bytes.reduce((a, b) => a + b, 0) || 1
-    const storedCount = references.filter((r) => r.ref).length
-    const entries = []
-    const shown = references.map((r, i) => {
-      if (!r.ref) return r
-      const id = this._options.opaqueReferences ? opaqueId() : r.ref
-      const block = content[i]
-      const text = texts.get(i)
-      const one = storedCount === 1
-      entries.push({
-        id,
-        key: `${keyPrefix}_${i}`,
-        reference: r.ref,
-        tool: tags.toolName ?? keyPrefix,
-        contentType: r.contentType,
-        bytes: bytes[i],
-        tokens: one ? measure.tokens : Math.round((measure.tokens * bytes[i]) / totalBytes),
-        approximate: Boolean(measure.approximate) || !one,
-        created,
-        seq: i,
-        expires: ttl == null ? undefined : created + ttl,
-        firstLine: block instanceof JsonBlock ? jsonOutline(block.json) : text !== undefined ? firstLineOf(text) : '',
-      })
-      return { ...r, ref: id, storageRef: r.ref }
+    const { entries, shown } = manifestEntries(content, texts, references, bytes, measure, {
+      keyPrefix,
+      toolName: tags.toolName ?? keyPrefix,
+      ttl: tags.ttlMs ?? this._options.ttlMs,
+      opaque: this._options.opaqueReferences,
     })
-    await this._manifestOf().record(sessionId, entries)
+    await this._manifestOf().record(tags.sessionId ?? sessionOf(agent), entries)
     return shown
   }
 
