@@ -145,7 +145,7 @@ describe("retrieval: 'extended'", () => {
       const budget = random.int(100, 400)
       const pages: string[] = []
       for (let page = 1; ; page++) {
-        const out = await native.pageAnswer(text, page, budget, 'o200k_base')
+        const out = await native.pageAnswer(await toNativeText(text), page, budget, 'o200k_base')
         expect(out.text).not.toBeNull()
         expect(countTokensSync(out.text!, 'o200k_base')).toBeLessThanOrEqual(budget)
         pages.push(out.text!)

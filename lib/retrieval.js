@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { decodeStoredContent } from './content.js'
 import { manifestText } from './manifest.js'
-import { native } from './native.js'
+import { native, toNativeText } from './native.js'
 import { isFullRetrieval, searchStored } from './search.js'
 import { retrieveContent } from './storage/unified.js'
 import { RETRIEVAL_EVENT, traceEvent } from './telemetry.js'
@@ -147,12 +147,11 @@ export class Retrieval {
   /** Page `page` (default 1) of `text` within the budget. */
   async _page(text, page = 1, outcome) {
     if (this.encoding) await this.encodingReady
-    const result =
-      page > MAX_OUTPUT_UNITS
-        ? { text: null, pages: undefined }
-        : await nativeStep('paging the answer', this.opaque, () => native.pageAnswer(text, page, this._budget(), this.encoding))
+    // The answer goes to native memory in slices (with yields); paging runs on a worker.
+    const pageOf = (n) => nativeStep('paging the answer', this.opaque, async () => native.pageAnswer(await toNativeText(text), n, this._budget(), this.encoding))
+    const result = page > MAX_OUTPUT_UNITS ? { text: null, pages: undefined } : await pageOf(page)
     if (result.text == null) {
-      const count = result.pages ?? (await native.pageAnswer(text, MAX_OUTPUT_UNITS, this._budget(), this.encoding)).pages
+      const count = result.pages ?? (await pageOf(MAX_OUTPUT_UNITS)).pages
       return `Error: page ${page} is past the end of this answer (${count} page${count === 1 ? '' : 's'}).`
     }
     outcome.pages = 1

@@ -9,7 +9,7 @@ use offload_tokens::tokenizer;
 use crate::error::to_js_error;
 use crate::offload::TokenMeter;
 use crate::task::{on_worker, Work};
-use crate::text::Utf16Slice;
+use crate::text::NativeText;
 use crate::tokens::parse_encoding;
 
 /// One page of an answer.
@@ -24,17 +24,19 @@ pub struct AnswerPage {
   pub pages: Option<u32>,
 }
 
-/// Page `page` (1-based) of `text` when every page, footer included, gets
-/// `budget` tokens of `encoding` (UTF-16 units without one). Runs on a worker thread.
-#[napi(ts_args_type = "text: string, page: number, budget: number, encoding?: string | undefined | null", ts_return_type = "Promise<AnswerPage>", catch_unwind)]
-pub fn page_answer(text: Utf16Slice, page: u32, budget: u32, encoding: Option<String>) -> Result<AsyncTask<Work<AnswerPage>>> {
+/// Page `page` (1-based) of `text` (moved out of the native text, which may have been
+/// handed over in slices) when every page, footer included, gets `budget` tokens of
+/// `encoding` (UTF-16 units without one). Encoding and paging run on a worker thread.
+#[napi(ts_return_type = "Promise<AnswerPage>", catch_unwind)]
+pub fn page_answer(text: &mut NativeText, page: u32, budget: u32, encoding: Option<String>) -> Result<AsyncTask<Work<AnswerPage>>> {
   let meter: Box<dyn Meter + Send> = match encoding {
     Some(name) => Box::new(TokenMeter(tokenizer(parse_encoding(&name)?).map_err(to_js_error)?)),
     None => Box::new(Utf16Meter),
   };
-  let units = text.into_units();
+  let pending = text.take();
   Ok(on_worker(move || {
-    let text = String::from_utf16_lossy(&units);
+    let utf8 = pending.into_utf8();
+    let text = String::from_utf8(utf8).map_err(|_| Error::from_reason("the answer is not valid UTF-8"))?;
     Ok(match render_page(&text, meter.as_ref(), budget as usize, page as usize) {
       Ok((text, page)) => AnswerPage { text: Some(text), has_more: page.has_more, pages: None },
       Err(pages) => AnswerPage { text: None, has_more: false, pages: Some(u32::try_from(pages).unwrap_or(u32::MAX)) },
