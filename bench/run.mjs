@@ -4,6 +4,7 @@
  *
  *   npm run bench                      full run (about 10 minutes)
  *   npm run bench -- --quick           shorter run (fewer repetitions, smaller counts)
+ *   npm run bench -- --svg docs/bench.svg   also a chart of the ratios (log scale, one bar per case)
  *   npm run bench -- --only=search,memory
  *   npm run bench -- --out=path.json   results file (default bench/results.json)
  *
@@ -14,9 +15,12 @@
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { loadOurs, loadSdk } from './lib/impls.mjs'
 import { removeTempDirs } from './lib/measure.mjs'
 import { formatBars, formatTable, writeResults } from './lib/report.mjs'
+import { ratioChart } from './lib/chart.mjs'
 import * as offload from './scenarios/offload.mjs'
 import * as smallOffload from './scenarios/small-offload.mjs'
 import * as fileStore from './scenarios/file-store.mjs'
@@ -39,6 +43,7 @@ const { values: options } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     out: { type: 'string', default: fileURLToPath(new URL('./results.json', import.meta.url)) },
+    svg: { type: 'string' },
   },
 })
 
@@ -101,4 +106,12 @@ console.log(formatTable(results.rows))
 console.log(`\n${formatBars(results.bars)}`)
 await writeResults(options.out, results)
 log(`\nresults written to ${options.out}`)
+if (options.svg) {
+  const subtitle =
+    `${results.meta.mode} run, node ${process.version}, ${results.meta.cpus} CPUs; medians; ` +
+    'peer = the SDK unless the case names another; bars right of 1: ours faster or smaller'
+  await mkdir(dirname(options.svg), { recursive: true })
+  await writeFile(options.svg, ratioChart(results.rows, { title: `context-offloader ${ours.version ?? ''} vs @strands-agents/sdk ${sdk.version}`, subtitle }))
+  log(`chart written to ${options.svg}`)
+}
 process.exitCode = results.bars.every((b) => b.pass === true) ? 0 : 1

@@ -89,7 +89,7 @@ export class Retrieval {
   async answer(input, context) {
     const started = performance.now()
     const mode = retrievalMode(input)
-    const outcome = { pages: 0, error: false, reference: undefined }
+    const outcome = { pages: 0, error: false }
     let answer
     try {
       answer = await this._answer(input, context, mode, outcome)
