@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use offload_storage::{
-    BlobStore, FileStore, GoneReason, Lifecycle, MemoryStore, NewBlob, Policy, StorageError, Tags,
+    FileStore, GoneReason, Lifecycle, MemoryStore, NewBlob, Policy, StorageError, Tags,
 };
 
 /// A fixed "now" for the tests (ms since the epoch); no test sleeps.
