@@ -290,19 +290,7 @@ proptest! {
     fn head_tail_sections_show_the_right_lines(blocks in some_blocks(), which in additive(), budget in 1usize..700) {
         let blocks = as_blocks(&blocks);
         let out = run(&blocks, which, PreviewMode::HeadTail, budget, false);
-        let headers: usize = (0..blocks.len())
-            .map(|i| meter(which).measure(&format!("[block {} of {}: text]\n", i + 1, blocks.len())))
-            .sum();
-        if blocks.len() > 1 && budget < headers {
-            // Not even the headers fit: the preview is a cut of them.
-            return Ok(());
-        }
-        let sections = split_sections(&out, blocks.len())?;
-        for (section, block) in sections.iter().zip(&blocks) {
-            if let Err(e) = check_head_tail(section, block.text) {
-                prop_assert!(false, "{e}\nsection: {section:?}");
-            }
-        }
+        check_head_tail_sections(&out, &blocks, which, budget)?;
     }
 
     #[test]
@@ -320,18 +308,7 @@ proptest! {
         }
         if !matches!(which, Which::Chunks) && budget > 0 {
             let out = run_with_share(&blocks, which, PreviewMode::HeadTail, budget, share);
-            let headers: usize = (0..blocks.len())
-                .map(|i| meter(which).measure(&format!("[block {} of {}: text]\n", i + 1, blocks.len())))
-                .sum();
-            if blocks.len() > 1 && budget < headers {
-                return Ok(());
-            }
-            let sections = split_sections(&out, blocks.len())?;
-            for (section, block) in sections.iter().zip(&blocks) {
-                if let Err(e) = check_head_tail(section, block.text) {
-                    prop_assert!(false, "{e}\nsection: {section:?}");
-                }
-            }
+            check_head_tail_sections(&out, &blocks, which, budget)?;
         }
     }
 
@@ -398,6 +375,25 @@ proptest! {
 }
 
 /// Splits a sectioned preview into the bodies of its `count` blocks.
+/// Checks every block's section of a head-and-tail preview `out` of `blocks` within
+/// `budget` (nothing to check when not even the section headers fit: the preview is
+/// then a cut of them).
+fn check_head_tail_sections(out: &str, blocks: &[PreviewBlock<'_>], which: Which, budget: usize) -> Result<(), TestCaseError> {
+    let headers: usize = (0..blocks.len())
+        .map(|i| meter(which).measure(&format!("[block {} of {}: text]\n", i + 1, blocks.len())))
+        .sum();
+    if blocks.len() > 1 && budget < headers {
+        return Ok(());
+    }
+    let sections = split_sections(out, blocks.len())?;
+    for (section, block) in sections.iter().zip(blocks) {
+        if let Err(e) = check_head_tail(section, block.text) {
+            prop_assert!(false, "{e}\nsection: {section:?}");
+        }
+    }
+    Ok(())
+}
+
 fn split_sections(out: &str, count: usize) -> Result<Vec<String>, TestCaseError> {
     if count == 1 {
         return Ok(vec![out.to_owned()]);
