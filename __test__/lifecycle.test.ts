@@ -219,9 +219,9 @@ describe('file storage across processes', () => {
     return { artifactDir, refs }
   }
 
-  function runSweeper(artifactDir: string, now: number, onStart?: (child: any) => void) {
+  function runSweeper(artifactDir: string, now: number, onStart?: (child: any) => void, mode: string[] = ['sweep']) {
     return new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, [SWEEPER, artifactDir, String(now), 'sweep'])
+      const child = spawn(process.execPath, [SWEEPER, artifactDir, String(now), ...mode])
       let out = ''
       child.stdout.on('data', (d) => {
         out += d
@@ -269,20 +269,17 @@ describe('file storage across processes', () => {
 
   test('a SIGKILL during a sweep loses nothing unexpired and resurrects nothing expired', { timeout: 180_000 }, async () => {
     const leftByKill: number[] = []
-    // Killed after a delay, or as soon as the sweep has removed its first file (polled):
-    // that one always lands in the middle of the sweep.
-    const killOnFirstRemoval = (artifactDir: string) => (child: any) => {
-      const poll = () => {
-        if (readdirSync(artifactDir).filter((f) => !f.startsWith('.')).length < 2_000) child.kill('SIGKILL')
-        else if (child.exitCode === null) setImmediate(poll)
-      }
-      poll()
-    }
+    let killedSelf: string | null = null
+    // Killed after a delay from this process, or (-1) by the sweeper itself as soon as its
+    // sweep has removed its first file: that one always lands in the middle of the sweep.
     for (const delayMs of [0, 15, 40, -1]) {
       const { artifactDir, refs } = await populated(2_000)
-      const kill = delayMs < 0 ? killOnFirstRemoval(artifactDir) : (child: any) => setTimeout(() => child.kill('SIGKILL'), delayMs)
-      const killed = await runSweeper(artifactDir, T0 + 20_000, kill)
+      const killed =
+        delayMs < 0
+          ? await runSweeper(artifactDir, T0 + 20_000, undefined, ['sweep-die', '2000'])
+          : await runSweeper(artifactDir, T0 + 20_000, (child: any) => setTimeout(() => child.kill('SIGKILL'), delayMs))
       expect(killed.signal === 'SIGKILL' || killed.code === 0).toBe(true)
+      if (delayMs < 0) killedSelf = killed.signal
       leftByKill.push(readdirSync(artifactDir).filter((f) => !f.startsWith('.')).length)
       const reopened = await checkNothingUnexpiredLost(artifactDir, refs)
       // What the killed sweep left is swept now; the stats then count exactly the unexpired.
@@ -292,7 +289,8 @@ describe('file storage across processes', () => {
       expect(files.length).toBe(1_000)
       for (const f of files) expect(statSync(join(artifactDir, f)).size).toBeGreaterThan(0)
     }
-    // The polled kill stopped a sweep that had begun and not finished.
+    // The self-inflicted kill stopped a sweep that had begun and not finished.
+    expect(killedSelf).toBe('SIGKILL')
     expect(leftByKill[3]).toBeGreaterThan(1_000)
     expect(leftByKill[3]).toBeLessThan(2_000)
   })
