@@ -21,10 +21,7 @@ let client: S3Client
 beforeAll(async () => {
   garage = await startGarage()
   client = new S3Client({
-    endpoint: garage.endpoint,
-    region: garage.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: garage.accessKeyId, secretAccessKey: garage.secretAccessKey },
+    ...garage.connection,
   })
 })
 
@@ -35,10 +32,7 @@ afterAll(async () => {
 
 function storage(options: Record<string, unknown> = {}) {
   return new S3Storage(garage.bucket, {
-    endpoint: garage.endpoint,
-    region: garage.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: garage.accessKeyId, secretAccessKey: garage.secretAccessKey },
+    ...garage.connection,
     timeoutMs: 3_000,
     maxAttempts: 2,
     ...options,
@@ -440,10 +434,7 @@ describe('S3SnapshotStorage against the SDK session S3Storage', () => {
     new S3SnapshotStorage({
       bucket: garage.bucket,
       prefix,
-      endpoint: garage.endpoint,
-      region: garage.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: garage.accessKeyId, secretAccessKey: garage.secretAccessKey },
+      ...garage.connection,
       timeoutMs: 3_000,
       maxAttempts: 2,
     })
@@ -557,10 +548,7 @@ describe('S3SnapshotStorage against the SDK session S3Storage', () => {
   test('request failures are SessionErrors with the SDK messages', async () => {
     const ours = new S3SnapshotStorage({
       bucket: 'no-such-bucket',
-      endpoint: garage.endpoint,
-      region: garage.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: garage.accessKeyId, secretAccessKey: garage.secretAccessKey },
+      ...garage.connection,
       maxAttempts: 1,
     })
     const sdk = new SdkS3SnapshotStorage({ bucket: 'no-such-bucket', s3Client: client })

@@ -35,8 +35,9 @@ import * as decision from './scenarios/decision.mjs'
 import * as lifecycle from './scenarios/lifecycle.mjs'
 import * as query from './scenarios/query.mjs'
 import * as references from './scenarios/references.mjs'
+import * as cli from './scenarios/cli.mjs'
 
-const SCENARIOS = [offload, smallOffload, fileStore, search, query, references, backtracking, eventLoop, memory, sessions, s3, tokens, decision, lifecycle]
+const SCENARIOS = [offload, smallOffload, fileStore, search, query, references, backtracking, eventLoop, memory, sessions, s3, tokens, decision, lifecycle, cli]
 
 const { values: options } = parseArgs({
   options: {

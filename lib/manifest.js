@@ -8,9 +8,9 @@
 import { randomBytes } from 'node:crypto'
 import { JsonBlock } from '@strands-agents/sdk'
 import { logger } from './sdk.js'
+import { MANIFEST_NAMESPACE, manifestPrefix, sessionSegment } from './manifest-keys.js'
 
-/** The namespace of manifest entries in the plugin's storage. */
-export const MANIFEST_NAMESPACE = 'offload-manifest'
+export { MANIFEST_NAMESPACE, manifestPrefix }
 /** Characters of the first line shown in a manifest line. */
 const FIRST_LINE_CHARS = 120
 /** Sessions whose entries are held in memory at once (the least recently used go). */
@@ -83,16 +83,6 @@ export function manifestEntries(content, texts, references, bytes, measure, { ke
     return { ...r, ref: id, storageRef: r.ref }
   })
   return { entries, shown }
-}
-
-/** A storage key segment for a session id (any string): its UTF-8 in base64url. */
-function sessionSegment(sessionId) {
-  return Buffer.from(sessionId, 'utf8').toString('base64url') || '_'
-}
-
-/** The key prefix of a session's manifest entries in the root of a storage. */
-export function manifestPrefix(sessionId) {
-  return `${MANIFEST_NAMESPACE}/${sessionSegment(sessionId)}/`
 }
 
 /** The shape of an opaque id (see {@link opaqueId}). */

@@ -155,6 +155,13 @@ export async function startGarage({ bucket = 'test-bucket', keyName = 'test-key'
       bucket,
       accessKeyId,
       secretAccessKey,
+      /** Client options that reach this server: endpoint, region, path-style, credentials. */
+      connection: {
+        endpoint,
+        region: 'garage',
+        forcePathStyle: true,
+        credentials: { accessKeyId, secretAccessKey },
+      },
       dir,
       halt,
       async restart() {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offload_storage::{Policy, Stats};
+use offload_storage::{ArtifactInfo, Policy, Stats};
 
 use crate::error::to_js_error;
 use crate::store::{NativeStore, Stamp};
@@ -74,6 +74,44 @@ impl From<Stats> for StorageStats {
         .collect(),
     }
   }
+}
+
+/// One artifact as a storage lists it for an operator.
+#[napi(object)]
+pub struct ArtifactEntry {
+  /// What `removeArtifacts` takes.
+  pub name: String,
+  /// What a retrieve takes.
+  pub reference: String,
+  /// The content type recorded at store time.
+  pub content_type: String,
+  /// Content bytes.
+  pub bytes: f64,
+  /// The session it was stored for.
+  pub session: Option<String>,
+  /// When it was stored (ms since the epoch), if known.
+  pub created_ms: Option<f64>,
+  /// When it expires (ms since the epoch); absent: never.
+  pub expires_ms: Option<f64>,
+}
+
+impl From<ArtifactInfo> for ArtifactEntry {
+  fn from(a: ArtifactInfo) -> Self {
+    ArtifactEntry {
+      name: a.name,
+      reference: a.reference,
+      content_type: a.content_type,
+      bytes: a.bytes as f64,
+      session: a.session,
+      created_ms: a.created_ms.map(|v| v as f64),
+      expires_ms: a.expires_ms.map(|v| v as f64),
+    }
+  }
+}
+
+/// The checked arguments of a `removeArtifacts` call.
+pub(crate) fn removal_args(names: Vec<String>, only_expired_at_ms: Option<f64>) -> Result<(Vec<String>, Option<u64>)> {
+  Ok((names, only_expired_at_ms.map(|v| whole(v, "onlyExpiredAtMs")).transpose()?))
 }
 
 impl Stamp {
@@ -143,5 +181,25 @@ impl NativeStore {
   pub fn stats(&self) -> AsyncTask<Work<StorageStats>> {
     let (backend, now) = (self.backend.clone(), self.stamp.now());
     on_worker(move || backend.lifecycle().stats(now).map(StorageStats::from).map_err(to_js_error))
+  }
+
+  /// Every artifact, expired ones included, oldest first; removes nothing.
+  #[napi(ts_return_type = "Promise<ArtifactEntry[]>", catch_unwind)]
+  pub fn list_artifacts(&self) -> AsyncTask<Work<Vec<ArtifactEntry>>> {
+    let backend = self.backend.clone();
+    on_worker(move || {
+      let listed = backend.lifecycle().list_artifacts().map_err(to_js_error)?;
+      Ok(listed.into_iter().map(ArtifactEntry::from).collect())
+    })
+  }
+
+  /// Removes the artifacts named (names of nothing held are skipped); with
+  /// `onlyExpiredAtMs`, only those expired at that time by what the storage
+  /// knows when it removes them. Resolves with how many were removed.
+  #[napi(ts_return_type = "Promise<number>", catch_unwind)]
+  pub fn remove_artifacts(&self, names: Vec<String>, only_expired_at_ms: Option<f64>) -> Result<AsyncTask<Work<f64>>> {
+    let (names, only) = removal_args(names, only_expired_at_ms)?;
+    let backend = self.backend.clone();
+    Ok(on_worker(move || backend.lifecycle().remove_artifacts(&names, only).map(|n| n as f64).map_err(to_js_error)))
   }
 }

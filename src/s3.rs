@@ -4,7 +4,7 @@
 //! Requests run on napi's Tokio runtime; the core (`offload-s3`) caps them at
 //! `maxInFlight` per store. Searches run on a blocking thread over the downloaded bytes.
 
-use crate::lifecycle::{whole, LifecyclePolicy, StorageStats};
+use crate::lifecycle::{removal_args, whole, ArtifactEntry, LifecyclePolicy, StorageStats};
 use crate::store::Stamp;
 use std::sync::Arc;
 use std::time::Duration;
@@ -247,6 +247,21 @@ impl NativeS3Store {
   #[napi]
   pub async fn stats(&self) -> Result<StorageStats> {
     Ok(self.store.stats(self.stamp.now()).await.map_err(to_js_error)?.into())
+  }
+
+  /// Every artifact object under the prefix, expired ones included, oldest first.
+  #[napi]
+  pub async fn list_artifacts(&self) -> Result<Vec<ArtifactEntry>> {
+    let listed = self.store.list_artifacts().await.map_err(to_js_error)?;
+    Ok(listed.into_iter().map(ArtifactEntry::from).collect())
+  }
+
+  /// Deletes the artifact objects named; with `onlyExpiredAtMs`, only those whose
+  /// metadata, read again, says they are expired then. Resolves with how many.
+  #[napi]
+  pub async fn remove_artifacts(&self, names: Vec<String>, only_expired_at_ms: Option<f64>) -> Result<f64> {
+    let (names, only) = removal_args(names, only_expired_at_ms)?;
+    Ok(self.store.remove_artifacts(&names, only).await.map_err(to_js_error)? as f64)
   }
 
   /// Number of unfinished multipart uploads under the prefix (for checks and tests).

@@ -354,6 +354,22 @@ impl Dir {
         }
     }
 
+    /// The size and modification time of the regular file `name` (not
+    /// following a link); `None` when there is no regular file of that name.
+    /// The time is `None` where the platform does not keep one.
+    ///
+    /// # Errors
+    ///
+    /// The OS error other than a missing file.
+    pub fn file_len_and_modified(&self, name: &str) -> io::Result<Option<(u64, Option<std::time::SystemTime>)>> {
+        match self.dir.symlink_metadata(name) {
+            Ok(meta) if meta.is_file() => Ok(Some((meta.len(), meta.modified().ok().map(cap_std::time::SystemTime::into_std)))),
+            Ok(_) => Ok(None),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Removes the file (or link) `name`; `Ok(false)` when there is none.
     ///
     /// # Errors

@@ -14,10 +14,36 @@ use std::sync::atomic::Ordering;
 
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use futures_util::{StreamExt, TryStreamExt};
-use offload_storage::{names_an_artifact, Stats, Tags};
+use offload_storage::lifecycle::sort_artifacts;
+use offload_storage::{names_an_artifact, ArtifactInfo, Stats, Tags, DEFAULT_CONTENT_TYPE};
 
 use crate::pages::Continuation;
+use crate::reference::{fits_s3, reference_for};
 use crate::{S3Error, S3Store};
+
+/// An artifact object as a listing shows it.
+struct Listed {
+    key: String,
+    size: u64,
+    modified_ms: Option<u64>,
+}
+
+/// A listed object with what its metadata says.
+struct Described {
+    listed: Listed,
+    content_type: String,
+    life: Life,
+}
+
+/// The store time at the start of an artifact name (`<ms>_<n>_<key>`).
+fn created_in_name(name: &str) -> Option<u64> {
+    let (ms, rest) = name.split_once('_')?;
+    let (sequence, _) = rest.split_once('_')?;
+    if ms.is_empty() || sequence.is_empty() || !sequence.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    ms.parse().ok()
+}
 
 /// Metadata key of the expiry time (ms since the epoch).
 pub const EXPIRES_METADATA: &str = "offloader-expires";
@@ -118,8 +144,9 @@ impl S3Store {
         Life { ttl_ms, expires_ms: ttl_ms.map(|ttl| tags.now().saturating_add(ttl)), session: tags.session.map(str::to_owned) }
     }
 
-    /// The artifact objects directly under the prefix, with their sizes.
-    async fn artifact_objects(&self) -> Result<Vec<(String, u64)>, S3Error> {
+    /// The artifact objects directly under the prefix, with their sizes and
+    /// last-modified times (ms since the epoch).
+    async fn artifact_objects(&self) -> Result<Vec<Listed>, S3Error> {
         let client = self.client().await;
         let prefix = &self.options.prefix;
         let mut out = Vec::new();
@@ -141,7 +168,11 @@ impl S3Store {
                 let Some(key) = object.key() else { continue };
                 let name = key.get(prefix.len()..).unwrap_or_default();
                 if !name.contains('/') && names_an_artifact(name) {
-                    out.push((key.to_owned(), u64::try_from(object.size().unwrap_or(0)).unwrap_or(0)));
+                    out.push(Listed {
+                        key: key.to_owned(),
+                        size: u64::try_from(object.size().unwrap_or(0)).unwrap_or(0),
+                        modified_ms: object.last_modified().and_then(|t| u64::try_from(t.to_millis().ok()?).ok()),
+                    });
                 }
             }
             token = pages
@@ -160,21 +191,88 @@ impl S3Store {
 
     /// Every artifact object with its size and life (objects deleted meanwhile are left out).
     async fn lives(&self) -> Result<Vec<(String, u64, Life)>, S3Error> {
-        let objects = self.artifact_objects().await?;
+        Ok(self.described(self.artifact_objects().await?).await?.into_iter().map(|d| (d.listed.key, d.listed.size, d.life)).collect())
+    }
+
+    /// `objects` with their metadata (`HeadObject`, at most `maxInFlight` at
+    /// once); objects deleted meanwhile are left out.
+    async fn described(&self, objects: Vec<Listed>) -> Result<Vec<Described>, S3Error> {
         let client = self.client().await;
-        let found: Vec<Option<(String, u64, Life)>> = futures_util::stream::iter(objects)
-            .map(|(key, size)| async move {
+        let found: Vec<Option<Described>> = futures_util::stream::iter(objects)
+            .map(|listed| async move {
                 let _permit = self.permit().await?;
-                match client.head_object().bucket(&self.options.bucket).key(&key).send().await {
-                    Ok(out) => Ok(Some((key, size, Life::from_metadata(out.metadata())))),
+                match client.head_object().bucket(&self.options.bucket).key(&listed.key).send().await {
+                    Ok(out) => Ok(Some(Described {
+                        life: Life::from_metadata(out.metadata()),
+                        content_type: out.content_type().unwrap_or(DEFAULT_CONTENT_TYPE).to_owned(),
+                        listed,
+                    })),
                     Err(err) if err.as_service_error().is_some_and(|e| e.is_not_found()) => Ok(None),
-                    Err(err) => Err(self.request_error("HeadObject", &key, err)),
+                    Err(err) => Err(self.request_error("HeadObject", &listed.key, err)),
                 }
             })
             .buffer_unordered(self.options.max_in_flight.max(1))
             .try_collect()
             .await?;
         Ok(found.into_iter().flatten().collect())
+    }
+
+    /// Every artifact object under the prefix, expired ones included,
+    /// oldest first (one `HeadObject` each, for its content type, session
+    /// and expiry). The creation time is the one in the object's name, or
+    /// its last-modified time.
+    ///
+    /// # Errors
+    ///
+    /// As [`S3Store::cleanup_expired`].
+    pub async fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, S3Error> {
+        let prefix_len = self.options.prefix.len();
+        let mut out: Vec<ArtifactInfo> = self
+            .described(self.artifact_objects().await?)
+            .await?
+            .into_iter()
+            .map(|d| {
+                let name = d.listed.key.get(prefix_len..).unwrap_or_default().to_owned();
+                ArtifactInfo {
+                    created_ms: created_in_name(&name).or(d.listed.modified_ms),
+                    reference: reference_for(&self.options.bucket, &d.listed.key),
+                    name,
+                    content_type: d.content_type,
+                    bytes: d.listed.size,
+                    session: d.life.session,
+                    expires_ms: d.life.expires_ms,
+                }
+            })
+            .collect();
+        sort_artifacts(&mut out);
+        Ok(out)
+    }
+
+    /// Deletes the artifact objects named (names under the prefix, as
+    /// [`S3Store::list_artifacts`] gives them; anything that is not an
+    /// artifact name is skipped). With `only_expired_at`, each object's
+    /// metadata is read again first and only those expired at that time go.
+    /// Returns how many the server reports deleted.
+    ///
+    /// # Errors
+    ///
+    /// As [`S3Store::cleanup_expired`].
+    pub async fn remove_artifacts(&self, names: &[String], only_expired_at: Option<u64>) -> Result<usize, S3Error> {
+        let prefix = &self.options.prefix;
+        let keys: Vec<String> = names
+            .iter()
+            .filter(|name| !name.contains('/') && names_an_artifact(name))
+            .map(|name| format!("{prefix}{name}"))
+            .filter(|key| fits_s3(key))
+            .collect();
+        let doomed = match only_expired_at {
+            None => keys,
+            Some(at) => {
+                let listed = keys.into_iter().map(|key| Listed { key, size: 0, modified_ms: None }).collect();
+                self.described(listed).await?.into_iter().filter(|d| d.life.expired(at)).map(|d| d.listed.key).collect()
+            }
+        };
+        self.delete_objects(&doomed).await
     }
 
     /// Deletes `keys` (batches of 1,000); returns how many the server deleted.
@@ -246,6 +344,15 @@ impl S3Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn creation_times_come_from_artifact_names() {
+        assert_eq!(created_in_name("1732000000000_3_tool_0.txt"), Some(1_732_000_000_000));
+        assert_eq!(created_in_name("1732000000000_3_"), Some(1_732_000_000_000));
+        for name in ["", "_1_x", "12_x_y", "12_1", "x12_1_y", "99999999999999999999999_1_x", "12__x"] {
+            assert_eq!(created_in_name(name), None, "{name}");
+        }
+    }
 
     #[test]
     fn sessions_survive_the_header_round_trip() {

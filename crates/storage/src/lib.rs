@@ -32,7 +32,7 @@ pub use kv::{
     artifact_key_error, compare_js, is_windows_device_name, names_an_artifact, normalize_key, normalize_prefix,
     segment_problem, sort_js, KeyValueStore,
 };
-pub use lifecycle::{GoneReason, Policy, SessionStats, Stats, Tags};
+pub use lifecycle::{ArtifactInfo, GoneReason, Policy, SessionStats, Stats, Tags};
 pub use memory::MemoryStore;
 pub use offload_atomic::FileStamp;
 pub use removal::{Removal, RemovalHook};
@@ -162,6 +162,26 @@ pub trait Lifecycle: BlobStore {
     ///
     /// Backend I/O errors.
     fn stats(&self, now_ms: u64) -> Result<Stats, StorageError>;
+
+    /// Every artifact the store holds, expired ones included, oldest first
+    /// (see [`lifecycle::sort_artifacts`]). Nothing is removed, not even
+    /// what expired.
+    ///
+    /// # Errors
+    ///
+    /// Backend I/O errors.
+    fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, StorageError>;
+
+    /// Removes the artifacts named (each an [`ArtifactInfo::name`]); names
+    /// of nothing the store holds are skipped. With `only_expired_at`, an
+    /// artifact goes only if it is expired at that time by what the store
+    /// knows when it removes it (a listing's expiry is checked again, never
+    /// trusted). Returns how many this call removed.
+    ///
+    /// # Errors
+    ///
+    /// Backend I/O errors (what was removed before the error stays removed).
+    fn remove_artifacts(&self, names: &[String], only_expired_at: Option<u64>) -> Result<usize, StorageError>;
 }
 
 /// Refuses content of `len` bytes that is larger than the policy's whole budget.

@@ -137,6 +137,42 @@ impl Stats {
     }
 }
 
+/// One artifact as a store lists it for an operator (expired ones
+/// included: listing never removes anything).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactInfo {
+    /// What [`Lifecycle::remove_artifacts`] takes: the reference of a memory
+    /// store, the file name of a file store, the object name under the
+    /// prefix of an S3 store.
+    pub name: String,
+    /// What a retrieve takes (the reference the store handed out).
+    pub reference: String,
+    /// The content type recorded at store time.
+    pub content_type: String,
+    /// Content bytes.
+    pub bytes: u64,
+    /// The session it was stored for.
+    pub session: Option<String>,
+    /// When it was stored (ms since the epoch); `None` when unknown.
+    pub created_ms: Option<u64>,
+    /// When it expires (ms since the epoch); `None`: never.
+    pub expires_ms: Option<u64>,
+}
+
+impl ArtifactInfo {
+    /// Whether its TTL ran out at `now_ms`.
+    #[must_use]
+    pub fn expired(&self, now_ms: u64) -> bool {
+        self.expires_ms.is_some_and(|at| at <= now_ms)
+    }
+}
+
+/// Puts a listing in the order operators read it: oldest first (unknown
+/// creation times first), then by name.
+pub fn sort_artifacts(artifacts: &mut [ArtifactInfo]) {
+    artifacts.sort_unstable_by(|a, b| (a.created_ms.unwrap_or(0), &a.name).cmp(&(b.created_ms.unwrap_or(0), &b.name)));
+}
+
 /// SHA-256 of content, for deduplication.
 pub type ContentDigest = [u8; 32];
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use bytes::Bytes;
 
 use crate::kv::{normalize_key, normalize_prefix, sort_js};
-use crate::lifecycle::{digest, ContentDigest, GoneReason, Removals, Stats, UseOrder};
+use crate::lifecycle::{digest, sort_artifacts, ArtifactInfo, ContentDigest, GoneReason, Removals, Stats, UseOrder};
 use crate::removal::{next_store_id, HookSlot, Removal, RemovalHook};
 use crate::{check_policy, Blob, BlobStore, KeyValueStore, Lifecycle, NewBlob, Policy, Sequence, StorageError};
 
@@ -21,6 +21,8 @@ struct Entry {
     content_type: String,
     last_accessed_cycle: AtomicU64,
     session: Option<Arc<str>>,
+    /// When it was stored (ms since the epoch).
+    created_ms: u64,
     expires_ms: Option<u64>,
     /// Set when the content is shared through [`Entries::shared`].
     digest: Option<ContentDigest>,
@@ -353,7 +355,8 @@ impl BlobStore for MemoryStore {
         let reference = format!("mem_{sequence}_{key}");
         // Hashed before the lock is taken.
         let digest = policy.dedup.then(|| digest(&content));
-        let expires_ms = tags.expires_at(&policy);
+        let created_ms = tags.now();
+        let expires_ms = tags.ttl_ms.or(policy.default_ttl_ms).map(|ttl| created_ms.saturating_add(ttl));
         let session = tags.session.map(Arc::from);
         let mut entries = self.write();
         entries.remove(&reference, None);
@@ -380,6 +383,7 @@ impl BlobStore for MemoryStore {
             content_type: content_type.to_owned(),
             last_accessed_cycle: AtomicU64::new(self.current_cycle()),
             session,
+            created_ms,
             expires_ms,
             digest,
         };
@@ -452,6 +456,38 @@ impl Lifecycle for MemoryStore {
             stats.add(entry.session.as_deref(), entry.content.len() as u64);
         }
         Ok(stats)
+    }
+
+    fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, StorageError> {
+        let mut out: Vec<ArtifactInfo> = self
+            .read()
+            .map
+            .iter()
+            .map(|(reference, e)| ArtifactInfo {
+                name: reference.clone(),
+                reference: reference.clone(),
+                content_type: e.content_type.clone(),
+                bytes: e.content.len() as u64,
+                session: e.session.as_deref().map(str::to_owned),
+                created_ms: Some(e.created_ms),
+                expires_ms: e.expires_ms,
+            })
+            .collect();
+        sort_artifacts(&mut out);
+        Ok(out)
+    }
+
+    fn remove_artifacts(&self, names: &[String], only_expired_at: Option<u64>) -> Result<usize, StorageError> {
+        let reason = only_expired_at.map(|_| GoneReason::Expired);
+        let mut entries = self.write();
+        let mut removed = 0;
+        for name in names {
+            let picked = entries.map.get(name).is_some_and(|e| only_expired_at.is_none_or(|at| e.expired(at)));
+            if picked && entries.remove(name, reason) {
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 }
 

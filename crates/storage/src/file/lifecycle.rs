@@ -13,12 +13,14 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
-use offload_atomic::{Dir, FileStamp, StampedFound};
+use offload_atomic::{Dir, EntryKind, FileStamp, StampedFound};
 
+use super::journal::Record;
 use super::{artifact_write_error, resolve, FileStore, Opened};
-use crate::lifecycle::{digest_hex, ContentDigest, UseOrder};
+use crate::lifecycle::{digest_hex, sort_artifacts, ArtifactInfo, ContentDigest, UseOrder};
 use crate::{check_policy, Blob, GoneReason, Lifecycle, Policy, Stats, StorageError, DEFAULT_CONTENT_TYPE};
 
 /// The directory of deduplicated content (hidden: never served, never
@@ -65,7 +67,7 @@ impl FileStore {
     /// Removes artifacts (files first, then one journal append for all of
     /// them) and shared content no artifact uses any more; returns how many
     /// files this call removed (another process may have been first).
-    pub(super) fn remove_artifacts(
+    pub(super) fn unlink_artifacts(
         &self,
         opened: &Opened,
         root: &Dir,
@@ -132,7 +134,7 @@ impl FileStore {
                 known.uses.as_ref().and_then(UseOrder::oldest).filter(|&n| n != just_stored).map(str::to_owned)
             });
             let Some(victim) = victim else { return Ok(()) };
-            self.remove_artifacts(opened, root, std::slice::from_ref(&victim), Some(GoneReason::Evicted))?;
+            self.unlink_artifacts(opened, root, std::slice::from_ref(&victim), Some(GoneReason::Evicted))?;
         }
     }
 
@@ -171,7 +173,7 @@ impl FileStore {
             .collect();
         let vanished = opened.catalog.known().names_where(|_| true);
         let vanished: Vec<String> = vanished.into_iter().filter(|n| !present.contains(n)).collect();
-        self.remove_artifacts(opened, root, &vanished, None).map(|_| ())
+        self.unlink_artifacts(opened, root, &vanished, None).map(|_| ())
     }
 }
 
@@ -220,7 +222,7 @@ impl FileStore {
         let root = opened.root(self.durable)?;
         let record = opened.catalog.get(filename);
         if record.as_ref().is_some_and(|r| r.expired(now_ms)) {
-            let _ = self.remove_artifacts(opened, &root, &[filename.to_owned()], Some(GoneReason::Expired));
+            let _ = self.unlink_artifacts(opened, &root, &[filename.to_owned()], Some(GoneReason::Expired));
             return Err(StorageError::gone(reference, GoneReason::Expired));
         }
         let (stamp, settled, content) = match root.read_file_stamped(filename, |stamp| reuse(filename, stamp)) {
@@ -250,7 +252,7 @@ impl FileStore {
 }
 
 /// A least-recently-used order of `records` by creation time (no use seen yet).
-fn order_of(records: &HashMap<String, super::journal::Record>) -> UseOrder {
+fn order_of(records: &HashMap<String, Record>) -> UseOrder {
     let mut uses = UseOrder::default();
     for (name, record) in records {
         uses.insert_unused(name, record.created_ms.unwrap_or(0));
@@ -289,7 +291,7 @@ impl Lifecycle for FileStore {
         let opened = self.open_and_sweep(now_ms, false)?;
         let root = opened.root(self.durable)?;
         let expired = opened.catalog.refreshed(|known| known.names_where(|r| r.expired(now_ms)));
-        let removed = self.remove_artifacts(opened, &root, &expired, Some(GoneReason::Expired))?;
+        let removed = self.unlink_artifacts(opened, &root, &expired, Some(GoneReason::Expired))?;
         self.reconcile(opened, &root)?;
         Ok(removed)
     }
@@ -299,7 +301,7 @@ impl Lifecycle for FileStore {
         let opened = self.open(now)?;
         let root = opened.root(self.durable)?;
         let names = opened.catalog.refreshed(|known| known.names_where(|r| r.session.as_deref() == Some(session)));
-        self.remove_artifacts(opened, &root, &names, None)
+        self.unlink_artifacts(opened, &root, &names, None)
     }
 
     fn stats(&self, now_ms: u64) -> Result<Stats, StorageError> {
@@ -308,5 +310,74 @@ impl Lifecycle for FileStore {
         opened.catalog.refreshed(|_| ());
         self.fill_sizes(opened, &root);
         Ok(opened.catalog.known().stats(now_ms))
+    }
+
+    /// Artifacts recorded in the journal (or the SDK's `.metadata.json`)
+    /// whose file is present; sizes and creation times the catalog does not
+    /// know are read from the file. A file with no record (its writer died
+    /// between publishing it and journaling it, or it is being stored right
+    /// now) is not listed.
+    fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, StorageError> {
+        let opened = self.open_and_sweep(0, false)?;
+        let root = opened.root(self.durable)?;
+        opened.catalog.refreshed(|_| ());
+        let present: HashSet<String> = root
+            .entries()
+            .map_err(|e| StorageError::io("list artifact directory", root.path(), e))?
+            .into_iter()
+            .filter(|entry| entry.kind == EntryKind::File)
+            .map(|entry| entry.name)
+            .collect();
+        let listed: Vec<(String, Record)> = opened
+            .catalog
+            .known()
+            .records
+            .iter()
+            .filter(|(name, _)| present.contains(*name))
+            .map(|(name, record)| (name.clone(), record.clone()))
+            .collect();
+        let mut out = Vec::with_capacity(listed.len());
+        for (name, record) in listed {
+            let (mut bytes, mut created_ms) = (record.bytes, record.created_ms);
+            if bytes.is_none() || created_ms.is_none() {
+                let Ok(Some((len, modified))) = root.file_len_and_modified(&name) else { continue };
+                bytes.get_or_insert(len);
+                if created_ms.is_none() {
+                    created_ms = modified.and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| {
+                        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+                    });
+                }
+            }
+            out.push(ArtifactInfo {
+                reference: resolve::join(&self.artifact_dir, &name),
+                name,
+                content_type: record.content_type,
+                bytes: bytes.unwrap_or(0),
+                session: record.session.as_deref().map(str::to_owned),
+                created_ms,
+                expires_ms: record.expires_ms,
+            });
+        }
+        sort_artifacts(&mut out);
+        Ok(out)
+    }
+
+    /// Only names the catalog records are removed (anything else, including
+    /// names that would reach outside the directory, is skipped); the
+    /// expiry check of `only_expired_at` reads the journal again first, so
+    /// it sees what other processes stored since.
+    fn remove_artifacts(&self, names: &[String], only_expired_at: Option<u64>) -> Result<usize, StorageError> {
+        let opened = self.open_and_sweep(0, false)?;
+        let root = opened.root(self.durable)?;
+        let picked = opened.catalog.refreshed(|known| {
+            names
+                .iter()
+                .filter(|name| {
+                    known.records.get(name.as_str()).is_some_and(|r| only_expired_at.is_none_or(|at| r.expired(at)))
+                })
+                .cloned()
+                .collect::<Vec<String>>()
+        });
+        self.unlink_artifacts(opened, &root, &picked, only_expired_at.map(|_| GoneReason::Expired))
     }
 }

@@ -431,7 +431,7 @@ impl FileStore {
         // What expired while no store had the directory open goes now.
         if let (true, Ok(root)) = (sweep, opened.root(self.durable)) {
             let expired = opened.catalog.known().names_where(|r| r.expired(now_ms));
-            let _ = self.remove_artifacts(opened, &root, &expired, Some(crate::GoneReason::Expired));
+            let _ = self.unlink_artifacts(opened, &root, &expired, Some(crate::GoneReason::Expired));
         }
         Ok(opened)
     }

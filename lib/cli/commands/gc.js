@@ -1,0 +1,104 @@
+// `gc STORE`: removes artifacts by expiry, session, age or a byte budget, safely while
+// agents write to the store.
+import { manifestPrefix } from '../../manifest-keys.js'
+import { UsageError } from '../errors.js'
+import { listArtifacts, removeArtifacts } from '../listing.js'
+import { STORE_HELP, STORE_OPTIONS, openArtifactStore } from '../stores.js'
+import { printable } from '../terminal.js'
+import { humanBytes, parseDuration, parseSize } from '../units.js'
+import { isExpired } from './ls.js'
+
+/** `--max-bytes` never removes artifacts younger than this (a writer may have just published them). */
+export const MAX_BYTES_GRACE_MS = 60_000
+
+export const gc = {
+  name: 'gc',
+  summary: 'remove expired, old, or one session\'s artifacts, or keep a store under a size',
+  usage: 'gc STORE (--expired | --session ID | --older-than 7d | --max-bytes 1G) [--dry-run] [--json]',
+  help: [
+    'Removes artifacts, and prints each one it removed (or, with --dry-run, would remove)',
+    'and a total. Exactly one selector:',
+    '',
+    '  --expired          artifacts whose TTL ran out; each TTL is checked again at the',
+    '                     moment of removal',
+    '  --session ID       every artifact of the session, and its offload manifest',
+    '  --older-than AGE   artifacts created more than AGE ago (90s, 30m, 12h, 7d, 2w)',
+    '  --max-bytes SIZE   expired artifacts first, then the oldest, until the store holds',
+    '                     at most SIZE (K, M, G, T: powers of 1024); artifacts younger',
+    `                     than ${MAX_BYTES_GRACE_MS / 1000} s are never removed`,
+    '',
+    'Safe while agents write: only artifacts listed when gc starts are considered, so what',
+    'a writer publishes meanwhile stays, and removals go through the store as its own',
+    'sweeps do (the journal of a directory, DeleteObjects on S3).',
+    '',
+    'Options:',
+    '  --dry-run          print what would be removed, remove nothing',
+    '  --json             {"dryRun","selected","removed","bytes","references":[...]}',
+    ...STORE_HELP,
+  ],
+  options: {
+    ...STORE_OPTIONS,
+    expired: { type: 'boolean' },
+    session: { type: 'string' },
+    'older-than': { type: 'string' },
+    'max-bytes': { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  positionals: ['STORE'],
+  async run({ values, positionals: [spec], out }) {
+    const selectors = ['expired', 'session', 'older-than', 'max-bytes'].filter((k) => values[k] !== undefined)
+    if (selectors.length !== 1) {
+      throw new UsageError(`gc needs exactly one of --expired, --session, --older-than, --max-bytes${selectors.length ? ` (got --${selectors.join(', --')})` : ''}`)
+    }
+    if (values.session === '') throw new UsageError('--session: expected a session id')
+    const olderThan = values['older-than'] === undefined ? undefined : parseDuration(values['older-than'], '--older-than')
+    const maxBytes = values['max-bytes'] === undefined ? undefined : parseSize(values['max-bytes'], '--max-bytes')
+    const opened = openArtifactStore(spec, values)
+    const now = Date.now()
+    const all = await listArtifacts(opened)
+    let selected
+    if (values.expired) selected = all.filter((a) => isExpired(a, now))
+    else if (values.session !== undefined) selected = all.filter((a) => a.session === values.session)
+    else if (olderThan !== undefined) selected = all.filter((a) => a.createdMs != null && a.createdMs < now - olderThan)
+    else selected = overBudget(all, maxBytes, now)
+    const bytes = selected.reduce((t, a) => t + a.bytes, 0)
+    let removed = 0
+    if (!values['dry-run']) {
+      removed = await removeArtifacts(opened, selected, values.expired ? now : null)
+      if (values.session !== undefined) await removeManifest(opened, values.session)
+    }
+    if (values.json) {
+      out.line(JSON.stringify({ dryRun: Boolean(values['dry-run']), selected: selected.length, removed, bytes, references: selected.map((a) => a.reference) }))
+      return 0
+    }
+    const verb = values['dry-run'] ? 'would remove' : 'removed'
+    for (const a of selected) out.line(`${verb} ${printable(a.reference)} (${humanBytes(a.bytes)})`)
+    const count = values['dry-run'] ? selected.length : removed
+    const others = !values['dry-run'] && removed < selected.length ? `; ${selected.length - removed} were gone already or no longer qualified` : ''
+    out.line(`${verb} ${count} artifact${count === 1 ? '' : 's'}, ${humanBytes(bytes)} selected${others}`)
+    return 0
+  },
+}
+
+/**
+ * What `--max-bytes` removes: expired artifacts first, then the oldest, until the live
+ * bytes fit; never anything younger than {@link MAX_BYTES_GRACE_MS}.
+ */
+function overBudget(all, maxBytes, now) {
+  let total = all.reduce((t, a) => t + a.bytes, 0)
+  const order = [...all.filter((a) => isExpired(a, now)), ...all.filter((a) => !isExpired(a, now))]
+  const selected = []
+  for (const a of order) {
+    if (total <= maxBytes) break
+    if (!isExpired(a, now) && (a.createdMs == null || a.createdMs > now - MAX_BYTES_GRACE_MS)) continue
+    selected.push(a)
+    total -= a.bytes
+  }
+  return selected
+}
+
+/** Removes the offload manifest of `session` (opaque references, the tool's `list`). */
+async function removeManifest(opened, session) {
+  for (const key of await opened.store.kvList(manifestPrefix(session))) await opened.store.kvDelete(key)
+}

@@ -1,0 +1,98 @@
+// The command-line tool: `context-offloader <command> [options]`. Arguments are parsed
+// with node:util parseArgs (strict: unknown options are errors); every failure is one
+// line on stderr and exit code 2; `grep` exits 1 when nothing matched.
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { UsageError, oneLine } from './errors.js'
+import { colourOn, Output, styles } from './terminal.js'
+import { gc } from './commands/gc.js'
+import { grep } from './commands/grep.js'
+import { ls } from './commands/ls.js'
+import { sessions } from './commands/sessions.js'
+import { show } from './commands/show.js'
+import { stats } from './commands/stats.js'
+
+const PROGRAM = 'context-offloader'
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS = [ls, show, grep, stats, gc, sessions]
+
+function version() {
+  return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version
+}
+
+function mainHelp() {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length))
+  return [
+    `${PROGRAM} ${version()}: look after the artifacts offloaded by ContextOffloader`,
+    '',
+    `Usage: ${PROGRAM} <command> [options]`,
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'STORE is a directory of a FileStorage or s3://bucket/prefix of an S3Storage.',
+    `Run \`${PROGRAM} <command> --help\` for a command's options.`,
+    'Exit status: 0 on success, 1 when grep found nothing, 2 on errors.',
+  ].join('\n')
+}
+
+function commandHelp(command) {
+  return [`Usage: ${PROGRAM} ${command.usage}`, '', ...command.help, '  -h, --help         this help'].join('\n')
+}
+
+/**
+ * One line for a failure: what the user can act on. S3's answers for a missing bucket and
+ * refused credentials are named as such.
+ */
+export function describeFailure(err) {
+  const line = oneLine(err)
+  if (err instanceof UsageError) return line
+  if (/NoSuchBucket/.test(line)) return `no such bucket (${line})`
+  if (/InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|Forbidden|ExpiredToken|credentials/i.test(line)) return `S3 refused the credentials (${line})`
+  return line
+}
+
+/**
+ * Runs the tool on `argv` (without `node` and the script) and resolves with its exit code.
+ * @param {string[]} argv
+ */
+export async function main(argv) {
+  const out = new Output()
+  const fail = (message) => {
+    const red = styles(colourOn(process.stderr)).red
+    process.stderr.write(`${PROGRAM}: ${red('error:')} ${message}\n`)
+    return 2
+  }
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${mainHelp()}\n`)
+    return name === undefined ? 2 : 0
+  }
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`${version()}\n`)
+    return 0
+  }
+  const command = COMMANDS.find((c) => c.name === name)
+  if (!command) return fail(`unknown command '${name}' (run \`${PROGRAM} --help\`)`)
+  let parsed
+  try {
+    parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+  } catch (err) {
+    return fail(`${name}: ${oneLine(err).replace(/ To specify a positional argument.*$/, '')}`)
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${commandHelp(command)}\n`)
+    return 0
+  }
+  if (command !== sessions && parsed.positionals.length !== command.positionals.length) {
+    return fail(`${name}: expected ${command.positionals.join(' ')} (usage: ${PROGRAM} ${command.usage})`)
+  }
+  try {
+    const code = await command.run({ values: parsed.values, positionals: parsed.positionals, out })
+    await out.end()
+    return code
+  } catch (err) {
+    await out.end()
+    return fail(describeFailure(err))
+  }
+}
