@@ -10,7 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offload_search::{search_file, search_memory, PreparedCache};
+use offload_search::{search_file, search_file_once, search_memory, PreparedCache};
 use offload_storage::{Blob, BlobStore, FileStore, Lifecycle, MemoryStore, NewBlob, ReferenceStyle, Tags};
 
 use crate::error::to_js_error;
@@ -414,6 +414,24 @@ impl NativeStore {
       let searched = match &backend {
         Backend::Memory(m) => search_memory(cache, m, &reference, now, &request, max_chars),
         Backend::File(f) => search_file(cache, f, &reference, now, &request, max_chars),
+      };
+      searched.map(outcome).map_err(to_js_error)
+    })
+    .await
+  }
+
+  /// `search` for a process that searches once and ends (the command-line tool): a
+  /// file's content is mapped rather than read, and nothing is cached. A file truncated
+  /// by another process during the search ends this process (`SIGBUS`), so agents use
+  /// `search`. A memory store searches as `search` does.
+  #[napi(ts_return_type = "Promise<SearchOutcome>")]
+  pub async fn search_once(&self, reference: String, query: SearchQuery, max_chars: u32) -> Result<SearchOutcome> {
+    let (backend, now) = (self.backend.clone(), self.stamp.now());
+    run_search(move || {
+      let (request, max_chars) = (retrieval_query(&query), max_chars as usize);
+      let searched = match &backend {
+        Backend::Memory(m) => search_memory(PreparedCache::global(), m, &reference, now, &request, max_chars),
+        Backend::File(f) => search_file_once(f, &reference, now, &request, max_chars),
       };
       searched.map(outcome).map_err(to_js_error)
     })

@@ -5,16 +5,20 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { UsageError, oneLine } from './errors.js'
 import { colourOn, Output, styles } from './terminal.js'
-import { gc } from './commands/gc.js'
-import { grep } from './commands/grep.js'
-import { ls } from './commands/ls.js'
-import { sessions } from './commands/sessions.js'
-import { show } from './commands/show.js'
-import { stats } from './commands/stats.js'
 
 const PROGRAM = 'context-offloader'
-/** Every command, in the order `--help` lists them. */
-export const COMMANDS = [ls, show, grep, stats, gc, sessions]
+/**
+ * Every command, in the order `--help` lists them. A command's module (its options, help
+ * and work) is loaded only when it runs, so a run loads what it uses and nothing else.
+ */
+export const COMMANDS = [
+  { name: 'ls', summary: 'list artifacts: reference, content type, bytes, session, created, expires', load: async () => (await import('./commands/ls.js')).ls },
+  { name: 'show', summary: "print an artifact's content", load: async () => (await import('./commands/show.js')).show },
+  { name: 'grep', summary: "search an artifact as the agent's retrieval tool does", load: async () => (await import('./commands/grep.js')).grep },
+  { name: 'stats', summary: 'artifacts and bytes, overall and per session', load: async () => (await import('./commands/stats.js')).stats },
+  { name: 'gc', summary: "remove expired, old, or one session's artifacts, or keep a store under a size", load: async () => (await import('./commands/gc.js')).gc },
+  { name: 'sessions', summary: 'list, show or remove SessionManager snapshot sessions', load: async () => (await import('./commands/sessions.js')).sessions },
+]
 
 function version() {
   return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version
@@ -72,8 +76,9 @@ export async function main(argv) {
     process.stdout.write(`${version()}\n`)
     return 0
   }
-  const command = COMMANDS.find((c) => c.name === name)
-  if (!command) return fail(`unknown command '${name}' (run \`${PROGRAM} --help\`)`)
+  const listed = COMMANDS.find((c) => c.name === name)
+  if (!listed) return fail(`unknown command '${name}' (run \`${PROGRAM} --help\`)`)
+  const command = await listed.load()
   let parsed
   try {
     parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
@@ -84,7 +89,7 @@ export async function main(argv) {
     process.stdout.write(`${commandHelp(command)}\n`)
     return 0
   }
-  if (command !== sessions && parsed.positionals.length !== command.positionals.length) {
+  if (command.name !== 'sessions' && parsed.positionals.length !== command.positionals.length) {
     return fail(`${name}: expected ${command.positionals.join(' ')} (usage: ${PROGRAM} ${command.usage})`)
   }
   try {

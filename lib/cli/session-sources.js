@@ -21,7 +21,7 @@ export function openSessionSource(spec, values) {
   if (s3) {
     const options = s3Options(values, s3.prefix)
     const kv = new native.NativeS3Store(s3.bucket, { ...options, prefix: s3.prefix ? `${s3.prefix.replace(/\/+$/, '')}/` : '' })
-    const snapshots = new native.NativeS3SnapshotStore(s3.bucket, { ...options, prefix: s3.prefix.replace(/\/+$/, ''), region: options.region ?? 'us-east-1' })
+    const snapshots = new native.NativeS3SnapshotStore(s3.bucket, { ...options, prefix: s3.prefix.replace(/\/+$/, '') })
     return {
       keys: async (session) => kv.kvList(session === undefined ? '' : `${session}/`),
       read: async (key) => {

@@ -38,6 +38,7 @@
 
 mod dir;
 mod error;
+mod mapped;
 mod names;
 mod staged;
 mod stamp;
@@ -46,6 +47,7 @@ use std::time::Duration;
 
 pub use dir::{is_not_a_directory, Dir, Entry, EntryKind, Found};
 pub use error::{Error, Step};
+pub use mapped::{Mapped, MappedFound};
 pub use names::TempNames;
 pub use staged::Staged;
 pub use stamp::{FileStamp, StampedFound, SETTLE_COARSE, SETTLE_FINE};

@@ -71,7 +71,7 @@ pub use search::{
     is_full_retrieval, run_retrieval_query, run_retrieval_query_indexed, search_content,
     search_lines, LineRange, RetrievalQuery, DEFAULT_CONTEXT_LINES,
 };
-pub use stored::{search_file, search_memory, search_uncached, StoredSearch};
+pub use stored::{search_file, search_file_once, search_memory, search_uncached, StoredSearch};
 
 /// MIME types outside `text/*` that the SDK treats as searchable text.
 const TEXT_APPLICATION_TYPES: &[&str] = &[

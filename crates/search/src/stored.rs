@@ -166,6 +166,30 @@ pub fn search_file(
     })
 }
 
+/// Searches artifact `reference` of a file store once, with its file
+/// mapped rather than read (see [`FileStore::retrieve_mapped_at`]) and
+/// nothing cached: no process memory holds the content. The answer is the
+/// one [`search_file`] gives.
+///
+/// # Errors
+///
+/// What [`Lifecycle::retrieve_at`] reports (unknown, expired, evicted, I/O).
+pub fn search_file_once(
+    store: &FileStore,
+    reference: &str,
+    now_ms: u64,
+    query: &RetrievalQuery<'_>,
+    max_chars: usize,
+) -> Result<StoredSearch, StorageError> {
+    let blob = store.retrieve_mapped_at(reference, now_ms)?;
+    Ok(search_uncached(
+        &blob.content,
+        blob.content_type,
+        query,
+        max_chars,
+    ))
+}
+
 /// Keeps a file's prepared text, charged all it holds: the bytes read (or
 /// the decoded copy) and the index.
 fn remember_file(

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use offload_search::{
-    search_file, search_memory, search_uncached, LineRange, PreparedCache, RetrievalQuery,
+    search_file, search_file_once, search_memory, search_uncached, LineRange, PreparedCache, RetrievalQuery,
     StoredSearch,
 };
 use offload_storage::{
@@ -250,6 +250,12 @@ fn file_answers_are_those_of_the_uncached_search() {
                     uncached(content, q),
                     "round {round}: {q:?}"
                 );
+                // The one-shot search over the mapped file answers the same.
+                assert_eq!(
+                    search_file_once(&store, reference, T0, q, MAX_CHARS).unwrap(),
+                    uncached(content, q),
+                    "once: {q:?}"
+                );
             }
         }
         assert_eq!(cache.len(), cases.len());
@@ -363,6 +369,14 @@ fn expiry_is_enforced_on_every_search_and_drops_the_entry() {
         assert!(answer(&search(T0 + 999).unwrap()).contains("live"));
         assert!(answer(&search(T0 + 999).unwrap()).contains("live"));
         assert_eq!(cache.len(), 1, "{kind}");
+        if kind == "file" {
+            // The one-shot search runs every check of a retrieve too, and caches nothing.
+            assert!(answer(&search_file_once(&files, &reference, T0 + 999, &q, MAX_CHARS).unwrap()).contains("live"));
+            assert_eq!(cache.len(), 1);
+            for hostile in ["../k", "/etc/passwd", "C:\\k", "nope"] {
+                assert!(search_file_once(&files, hostile, T0, &q, MAX_CHARS).is_err(), "{hostile}");
+            }
+        }
         let err = search(T0 + 1_000).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -27,14 +27,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
 pub use error::StorageError;
-pub use file::{sanitize_id, FileStore, ReferenceStyle, StampedBlob};
+pub use file::{sanitize_id, FileStore, MappedBlob, ReferenceStyle, StampedBlob};
 pub use kv::{
     artifact_key_error, compare_js, is_windows_device_name, names_an_artifact, normalize_key, normalize_prefix,
     segment_problem, sort_js, KeyValueStore,
 };
 pub use lifecycle::{ArtifactInfo, GoneReason, Policy, SessionStats, Stats, Tags};
 pub use memory::MemoryStore;
-pub use offload_atomic::FileStamp;
+pub use offload_atomic::{FileStamp, Mapped};
 pub use removal::{Removal, RemovalHook};
 
 /// Content type reported for artifacts whose type is unknown.

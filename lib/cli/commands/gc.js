@@ -13,7 +13,6 @@ export const MAX_BYTES_GRACE_MS = 60_000
 
 export const gc = {
   name: 'gc',
-  summary: 'remove expired, old, or one session\'s artifacts, or keep a store under a size',
   usage: 'gc STORE (--expired | --session ID | --older-than 7d | --max-bytes 1G) [--dry-run] [--json]',
   help: [
     'Removes artifacts, and prints each one it removed (or, with --dry-run, would remove)',

@@ -13,7 +13,6 @@ const EMPTY = 'Content is empty (0 lines).'
 
 export const grep = {
   name: 'grep',
-  summary: "search an artifact as the agent's retrieval tool does",
   usage: 'grep STORE REF PATTERN [-C N] [--lines A:B] [--max-chars N]',
   help: [
     "Searches an artifact with the retrieval tool's pattern (a JavaScript regular",
@@ -48,7 +47,9 @@ export const grep = {
     const query = { pattern: searchPattern(pattern, values['fixed-strings']), lineStart: range?.start, lineEnd: range?.end, contextLines }
     let outcome
     try {
-      outcome = await opened.store.search(reference, query, maxChars)
+      // One search per process: a directory's file is mapped, not read, and nothing is
+      // cached (S3 objects are searched as the tool searches them).
+      outcome = await (opened.kind === 'file' ? opened.store.searchOnce(reference, query, maxChars) : opened.store.search(reference, query, maxChars))
     } catch (err) {
       if (isNotFound(err)) throw new UsageError(`unknown reference: ${reference}`)
       throw err

@@ -7,7 +7,6 @@ import { listArtifacts } from '../listing.js'
 
 export const ls = {
   name: 'ls',
-  summary: 'list artifacts: reference, content type, bytes, session, created, expires',
   usage: 'ls STORE [--session ID] [--expired] [--json]',
   help: [
     'Lists the artifacts of a store, oldest first. Expired artifacts that no sweep has',

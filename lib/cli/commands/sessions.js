@@ -7,7 +7,6 @@ import { isoTime, shortTime } from '../units.js'
 
 export const sessions = {
   name: 'sessions',
-  summary: 'list, show or remove SessionManager snapshot sessions',
   usage: 'sessions (ls DIR_OR_S3 | show DIR_OR_S3 ID | rm DIR_OR_S3 ID) [--json] [--dry-run]',
   help: [
     'Reads the session storage of a SessionManager (a directory of FileStorage /',

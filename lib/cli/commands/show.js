@@ -6,7 +6,6 @@ import { readArtifact } from '../read.js'
 
 export const show = {
   name: 'show',
-  summary: "print an artifact's content",
   usage: 'show STORE REF [--lines A:B] [--raw]',
   help: [
     "Writes an artifact's content to stdout, as stored. Binary content (images, PDFs, ...)",

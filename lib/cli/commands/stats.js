@@ -5,7 +5,6 @@ import { humanBytes } from '../units.js'
 
 export const stats = {
   name: 'stats',
-  summary: 'artifacts and bytes, overall and per session',
   usage: 'stats STORE [--json]',
   help: [
     'Counts the live (unexpired) artifacts of a store and their bytes, overall and per',

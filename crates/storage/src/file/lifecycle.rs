@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
-use offload_atomic::{Dir, EntryKind, FileStamp, StampedFound};
+use offload_atomic::{Dir, EntryKind, FileStamp, Mapped, MappedFound, StampedFound};
 
 use super::journal::Record;
 use super::{artifact_write_error, resolve, FileStore, Opened};
@@ -214,41 +214,101 @@ impl FileStore {
         now_ms: u64,
         reuse: impl FnOnce(&str, &FileStamp) -> bool,
     ) -> Result<StampedBlob, StorageError> {
-        let opened = self.open(now_ms)?;
-        let cwd = std::env::current_dir().ok();
-        let cwd = cwd.as_deref().and_then(Path::to_str);
-        let filename = resolve::reference_filename(&self.artifact_dir, reference, cwd)
-            .ok_or_else(|| StorageError::not_found(reference))?;
-        let root = opened.root(self.durable)?;
-        let record = opened.catalog.get(filename);
-        if record.as_ref().is_some_and(|r| r.expired(now_ms)) {
-            let _ = self.unlink_artifacts(opened, &root, &[filename.to_owned()], Some(GoneReason::Expired));
-            return Err(StorageError::gone(reference, GoneReason::Expired));
-        }
-        let (stamp, settled, content) = match root.read_file_stamped(filename, |stamp| reuse(filename, stamp)) {
+        let found = self.located(reference, now_ms)?;
+        let (stamp, settled, content) = match found.root.read_file_stamped(found.name, |stamp| reuse(found.name, stamp)) {
             Ok(StampedFound::File { stamp, settled, content }) => (stamp, settled, content),
-            Ok(StampedFound::Directory | StampedFound::Absent) => {
-                let reason = opened.catalog.refreshed(|known| known.removals.reason(filename));
-                return Err(match reason {
-                    Some(reason) => StorageError::gone(reference, reason),
-                    None => StorageError::not_found(reference),
-                });
-            }
-            Err(e) => return Err(StorageError::io("read artifact", opened.dir.join(filename), e)),
+            Ok(StampedFound::Directory | StampedFound::Absent) => return Err(found.missing(reference)),
+            Err(e) => return Err(StorageError::io("read artifact", found.opened.dir.join(found.name), e)),
         };
-        if FileStore::policy(self).max_bytes.is_some() {
-            if let Some(uses) = &mut opened.catalog.write().uses {
-                uses.touch(filename);
-            }
-        }
+        self.used(&found);
         Ok(StampedBlob {
-            name: filename.to_owned(),
-            content_type: record.map_or_else(|| DEFAULT_CONTENT_TYPE.to_owned(), |r| r.content_type),
+            name: found.name.to_owned(),
+            content_type: found.content_type(),
             content: content.map(Bytes::from),
             stamp,
             settled,
         })
     }
+
+    /// [`Lifecycle::retrieve_at`] with the content mapped into memory
+    /// rather than read (see [`Dir::map_file`]: a file truncated by another
+    /// process while the map is held ends the process with `SIGBUS`, so
+    /// this is for one-shot processes such as the command-line tool).
+    /// Every check of a retrieve runs.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lifecycle::retrieve_at`].
+    pub fn retrieve_mapped_at(&self, reference: &str, now_ms: u64) -> Result<MappedBlob, StorageError> {
+        let found = self.located(reference, now_ms)?;
+        let content = match found.root.map_file(found.name) {
+            Ok(MappedFound::File(content)) => content,
+            Ok(MappedFound::Directory | MappedFound::Absent) => return Err(found.missing(reference)),
+            Err(e) => return Err(StorageError::io("read artifact", found.opened.dir.join(found.name), e)),
+        };
+        self.used(&found);
+        Ok(MappedBlob { content_type: found.content_type(), content })
+    }
+
+    /// The first steps of every retrieve: the reference resolved and
+    /// confined to the directory, and an expired artifact removed and
+    /// reported as gone.
+    fn located<'r>(&self, reference: &'r str, now_ms: u64) -> Result<Located<'_, 'r>, StorageError> {
+        let opened = self.open(now_ms)?;
+        let cwd = std::env::current_dir().ok();
+        let cwd = cwd.as_deref().and_then(Path::to_str);
+        let name = resolve::reference_filename(&self.artifact_dir, reference, cwd)
+            .ok_or_else(|| StorageError::not_found(reference))?;
+        let root = opened.root(self.durable)?;
+        let record = opened.catalog.get(name);
+        if record.as_ref().is_some_and(|r| r.expired(now_ms)) {
+            let _ = self.unlink_artifacts(opened, &root, &[name.to_owned()], Some(GoneReason::Expired));
+            return Err(StorageError::gone(reference, GoneReason::Expired));
+        }
+        Ok(Located { opened, root, name, record })
+    }
+
+    /// Records a retrieve as a use, for the byte budget's order.
+    fn used(&self, found: &Located<'_, '_>) {
+        if FileStore::policy(self).max_bytes.is_some() {
+            if let Some(uses) = &mut found.opened.catalog.write().uses {
+                uses.touch(found.name);
+            }
+        }
+    }
+}
+
+/// An artifact a retrieve found in the catalog and the directory.
+struct Located<'s, 'r> {
+    opened: &'s Opened,
+    root: Arc<Dir>,
+    /// Its file name (a part of the reference).
+    name: &'r str,
+    record: Option<Record>,
+}
+
+impl Located<'_, '_> {
+    /// The error for a file that is not there (any more): gone, with the
+    /// reason the catalog remembers, or not found.
+    fn missing(&self, reference: &str) -> StorageError {
+        match self.opened.catalog.refreshed(|known| known.removals.reason(self.name)) {
+            Some(reason) => StorageError::gone(reference, reason),
+            None => StorageError::not_found(reference),
+        }
+    }
+
+    fn content_type(&self) -> String {
+        self.record.as_ref().map_or_else(|| DEFAULT_CONTENT_TYPE.to_owned(), |r| r.content_type.clone())
+    }
+}
+
+/// What [`FileStore::retrieve_mapped_at`] found.
+#[derive(Debug)]
+pub struct MappedBlob {
+    /// The content type recorded at store time (or [`DEFAULT_CONTENT_TYPE`]).
+    pub content_type: String,
+    /// The content, mapped.
+    pub content: Mapped,
 }
 
 /// A least-recently-used order of `records` by creation time (no use seen yet).

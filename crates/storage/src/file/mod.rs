@@ -35,7 +35,7 @@ use crate::lifecycle::digest;
 use crate::removal::{next_store_id, HookSlot, Removal, RemovalHook};
 use crate::Policy;
 
-pub use lifecycle::StampedBlob;
+pub use lifecycle::{MappedBlob, StampedBlob};
 pub use names::sanitize_id;
 
 /// Prefix of the temporary files of artifacts; hidden, so never served by
