@@ -93,17 +93,90 @@ impl<'t> LineIndex<'t> {
     }
 }
 
+/// The offsets of the `'\n'` bytes of `part`.
+fn newlines(part: &[u8]) -> memchr::Memchr<'_> {
+    memchr::memchr_iter(b'\n', part)
+}
+
+/// Texts from this size on are indexed by several threads.
+const PARALLEL_FROM: usize = 16 << 20;
+
 /// Start offsets of every line of `text`: 0, then one past each `'\n'`.
+/// Large texts are split between the cores (at any byte: only `'\n'`
+/// bytes are looked for), each part indexed on its own thread.
 pub(crate) fn line_starts(text: &str) -> Vec<usize> {
-    let mut starts = Vec::with_capacity(text.len() / 64 + 1);
-    starts.push(0);
-    starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-    starts
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(4);
+    line_starts_split(text.as_bytes(), if text.len() >= PARALLEL_FROM { threads } else { 1 })
+}
+
+/// [`line_starts`] of `bytes` split into `parts` parts: the newlines of
+/// each part are counted, then written straight into their own stretch of
+/// the one index (no part is copied, nothing is allocated twice).
+fn line_starts_split(bytes: &[u8], parts: usize) -> Vec<usize> {
+    if parts <= 1 || bytes.len() < parts {
+        let mut starts = Vec::with_capacity(bytes.len() / 64 + 1);
+        starts.push(0);
+        starts.extend(newlines(bytes).map(|i| i + 1));
+        return starts;
+    }
+    let size = bytes.len().div_ceil(parts);
+    let chunks: Vec<&[u8]> = bytes.chunks(size).collect();
+    let counts: Vec<usize> = std::thread::scope(|scope| {
+        let counting: Vec<_> = chunks.iter().map(|&part| scope.spawn(move || newlines(part).count())).collect();
+        counting.into_iter().zip(&chunks).map(|(h, part)| h.join().unwrap_or_else(|_| newlines(part).count())).collect()
+    });
+    let mut starts = vec![0; 1 + counts.iter().sum::<usize>()];
+    let filled = std::thread::scope(|scope| {
+        let mut rest = &mut starts[1..];
+        let mut filling = Vec::with_capacity(chunks.len());
+        for (i, (&part, &count)) in chunks.iter().zip(&counts).enumerate() {
+            let (mine, others) = std::mem::take(&mut rest).split_at_mut(count);
+            rest = others;
+            filling.push(scope.spawn(move || {
+                let from = i * size;
+                let mut written = 0;
+                for (slot, at) in mine.iter_mut().zip(newlines(part)) {
+                    *slot = from + at + 1;
+                    written += 1;
+                }
+                written == count
+            }));
+        }
+        filling.into_iter().all(|h| h.join().unwrap_or(false))
+    });
+    if filled {
+        starts
+    } else {
+        // Only if the bytes changed between the two passes (a file rewritten
+        // in place under a map): index what is there now, in one pass.
+        line_starts_split(bytes, 1)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_indexing_finds_the_same_lines() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..300 {
+            let len = (next() % 400) as usize;
+            let text: Vec<u8> = (0..len).map(|_| if next() % 5 == 0 { b'\n' } else { b'a' + (next() % 3) as u8 }).collect();
+            let whole = line_starts_split(&text, 1);
+            for parts in [2, 3, 4, 7, 64, 1000] {
+                assert_eq!(line_starts_split(&text, parts), whole, "case {case}, {parts} parts");
+            }
+        }
+        let big = "line\n".repeat((PARALLEL_FROM / 5) + 3);
+        assert_eq!(line_starts(&big), line_starts_split(big.as_bytes(), 1));
+    }
 
     #[test]
     fn splits_like_javascript() {
