@@ -233,14 +233,15 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     if (work) rmSync(work, { recursive: true, force: true })
   })
 
-  it('the root tarball has the entry, the loader, the typings and every lib/ module, and no addon', () => {
+  it('the root tarball has the entry, the loader, the typings, the command-line tool and every lib/ module, and no addon', () => {
     const files = rootPacked.files.map((f) => f.path).sort()
     const modules = libModules()
     expect(modules).toEqual(expect.arrayContaining(['lib/plugin.js', 'lib/retrieval-tool.js', 'lib/storage/file.js']))
     expect(files).toEqual(
-      expect.arrayContaining(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', ...modules]),
+      expect.arrayContaining(['bin/context-offloader.mjs', 'binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', ...modules]),
     )
-    const allowed = new Set(['binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
+    expect(modules).toEqual(expect.arrayContaining(['lib/cli/main.js', 'lib/cli/commands/grep.js']))
+    const allowed = new Set(['bin/context-offloader.mjs', 'binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
     expect(files.filter((f) => !allowed.has(f))).toEqual([])
   })
 
@@ -306,6 +307,23 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     const r = nodeEval(`const m = await import('${pkg.name}'); console.log(JSON.stringify(Object.keys(m)))`, consumer)
     expect(r.status, show(r)).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual(expect.arrayContaining(['ContextOffloader', 'FileStorage', 'InMemoryStorage']))
+  })
+
+  it('the installed command-line tool runs: npx context-offloader ls on a store the package wrote', () => {
+    const store = join(work, 'cli-store')
+    const wrote = nodeEval(
+      `const { FileStorage } = await import('${pkg.name}'); ` +
+        `console.log(await new FileStorage(${JSON.stringify(store)}).store('k', new TextEncoder().encode('hello'), 'text/plain'))`,
+      consumer,
+    )
+    expect(wrote.status, show(wrote)).toBe(0)
+    const bin = join(consumer, 'node_modules', '.bin', process.platform === 'win32' ? 'context-offloader.cmd' : 'context-offloader')
+    const listed = run(bin, ['ls', store, '--json'], consumer, process.platform === 'win32')
+    expect(listed.status, show(listed)).toBe(0)
+    expect(JSON.parse(listed.stdout.trim())).toMatchObject({ reference: wrote.stdout.trim(), contentType: 'text/plain', bytes: 5 })
+    const missing = run(bin, ['ls', join(work, 'no-such-store')], consumer, process.platform === 'win32')
+    expect(missing.status).toBe(2)
+    expect(missing.stderr).toMatch(/^context-offloader: error: no such directory: .*\n$/)
   })
 
   it('without the platform package the import fails with a message naming the platform', () => {
