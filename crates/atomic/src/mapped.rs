@@ -30,7 +30,10 @@ impl Deref for Mapped {
 
 impl std::fmt::Debug for Mapped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mapped").field("len", &self.len()).field("mapped", &matches!(self.0, Bytes::Map(_))).finish()
+        f.debug_struct("Mapped")
+            .field("len", &self.len())
+            .field("mapped", &matches!(self.0, Bytes::Map(_)))
+            .finish()
     }
 }
 
@@ -95,18 +98,28 @@ mod tests {
         std::fs::write(tmp.path().join("empty"), b"").unwrap();
         std::fs::create_dir(tmp.path().join("d")).unwrap();
         let dir = Dir::open(tmp.path(), false, false).unwrap();
-        let MappedFound::File(a) = dir.map_file("a").unwrap() else { panic!("a file") };
+        let MappedFound::File(a) = dir.map_file("a").unwrap() else {
+            panic!("a file")
+        };
         assert_eq!(&a[..], b"mapped bytes");
         // Removing the name keeps the mapped inode readable.
         std::fs::remove_file(tmp.path().join("a")).unwrap();
         assert_eq!(&a[..], b"mapped bytes");
-        let MappedFound::File(empty) = dir.map_file("empty").unwrap() else { panic!("a file") };
+        let MappedFound::File(empty) = dir.map_file("empty").unwrap() else {
+            panic!("a file")
+        };
         assert!(empty.is_empty());
         assert!(matches!(dir.map_file("d").unwrap(), MappedFound::Directory));
-        assert!(matches!(dir.map_file("missing").unwrap(), MappedFound::Absent));
+        assert!(matches!(
+            dir.map_file("missing").unwrap(),
+            MappedFound::Absent
+        ));
         // Escapes are refused as read_file refuses them (an error, never bytes).
         for name in ["../a", "/etc/passwd", "d/../../a"] {
-            assert!(!matches!(dir.map_file(name), Ok(MappedFound::File(_))), "{name}");
+            assert!(
+                !matches!(dir.map_file(name), Ok(MappedFound::File(_))),
+                "{name}"
+            );
         }
         #[cfg(unix)]
         {

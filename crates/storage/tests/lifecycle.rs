@@ -9,27 +9,12 @@ use offload_storage::{
     FileStore, GoneReason, Lifecycle, MemoryStore, NewBlob, Policy, StorageError, Tags,
 };
 
+mod common;
+
+use common::subjects;
+
 /// A fixed "now" for the tests (ms since the epoch); no test sleeps.
 const T0: u64 = 1_800_000_000_000;
-
-/// A store under test, and the directory that keeps a file store alive.
-struct Subject {
-    store: Box<dyn Lifecycle>,
-    _dir: Option<tempfile::TempDir>,
-    name: &'static str,
-}
-
-fn subjects(policy: Policy) -> Vec<Subject> {
-    let memory = MemoryStore::new(None).unwrap();
-    memory.set_policy(policy).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let file = FileStore::new(dir.path().to_str().unwrap());
-    file.set_policy(policy).unwrap();
-    vec![
-        Subject { store: Box::new(memory), _dir: None, name: "memory" },
-        Subject { store: Box::new(file), _dir: Some(dir), name: "file" },
-    ]
-}
 
 fn put(store: &dyn Lifecycle, key: &str, content: &[u8], tags: Tags<'_>) -> String {
     store.store_blob(new_blob(store, key, content, tags)).unwrap()

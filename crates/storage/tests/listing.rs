@@ -4,32 +4,26 @@
 //! instance, files without a record, names that would leave the directory).
 
 use bytes::Bytes;
-use offload_storage::{ArtifactInfo, FileStore, GoneReason, Lifecycle, MemoryStore, NewBlob, Policy, StorageError, Tags};
+use offload_storage::{
+    ArtifactInfo, FileStore, GoneReason, Lifecycle, NewBlob, Policy, StorageError,
+    Tags,
+};
 use proptest::prelude::*;
+
+mod common;
+
+use common::subjects;
 
 /// A fixed "now" for the tests (ms since the epoch); no test sleeps.
 const T0: u64 = 1_800_000_000_000;
 
-/// A store under test, and the directory that keeps a file store alive.
-struct Subject {
-    store: Box<dyn Lifecycle>,
-    dir: Option<tempfile::TempDir>,
-    name: &'static str,
-}
-
-fn subjects(policy: Policy) -> Vec<Subject> {
-    let memory = MemoryStore::new(None).unwrap();
-    memory.set_policy(policy).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let file = FileStore::new(dir.path().to_str().unwrap());
-    file.set_policy(policy).unwrap();
-    vec![
-        Subject { store: Box::new(memory), dir: None, name: "memory" },
-        Subject { store: Box::new(file), dir: Some(dir), name: "file" },
-    ]
-}
-
-fn put(store: &dyn Lifecycle, key: &str, content: &[u8], content_type: &str, tags: Tags<'_>) -> String {
+fn put(
+    store: &dyn Lifecycle,
+    key: &str,
+    content: &[u8],
+    content_type: &str,
+    tags: Tags<'_>,
+) -> String {
     let blob = NewBlob {
         sequence: store.next_sequence(),
         key,
@@ -41,7 +35,10 @@ fn put(store: &dyn Lifecycle, key: &str, content: &[u8], content_type: &str, tag
 }
 
 fn at(now_ms: u64) -> Tags<'static> {
-    Tags { now_ms: Some(now_ms), ..Tags::default() }
+    Tags {
+        now_ms: Some(now_ms),
+        ..Tags::default()
+    }
 }
 
 fn names(listing: &[ArtifactInfo]) -> Vec<&str> {
@@ -50,25 +47,77 @@ fn names(listing: &[ArtifactInfo]) -> Vec<&str> {
 
 #[test]
 fn a_listing_shows_every_artifact_oldest_first_and_removes_nothing() {
-    for s in subjects(Policy { dedup: true, ..Policy::default() }) {
+    for s in subjects(Policy {
+        dedup: true,
+        ..Policy::default()
+    }) {
         let store = &*s.store;
-        let late = put(store, "late", b"{\"a\":1}", "application/json", Tags { session: Some("s1"), ..at(T0 + 20) });
-        let early = put(store, "early", b"0123456789", "text/plain", Tags { ttl_ms: Some(5), ..at(T0) });
-        let twin = put(store, "twin", b"0123456789", "text/plain", Tags { session: Some("s2"), ..at(T0 + 10) });
+        let late = put(
+            store,
+            "late",
+            b"{\"a\":1}",
+            "application/json",
+            Tags {
+                session: Some("s1"),
+                ..at(T0 + 20)
+            },
+        );
+        let early = put(
+            store,
+            "early",
+            b"0123456789",
+            "text/plain",
+            Tags {
+                ttl_ms: Some(5),
+                ..at(T0)
+            },
+        );
+        let twin = put(
+            store,
+            "twin",
+            b"0123456789",
+            "text/plain",
+            Tags {
+                session: Some("s2"),
+                ..at(T0 + 10)
+            },
+        );
         for _ in 0..2 {
             let listed = store.list_artifacts().unwrap();
             let refs: Vec<&str> = listed.iter().map(|a| a.reference.as_str()).collect();
             assert_eq!(refs, [&early, &twin, &late], "{}", s.name);
             let e = &listed[0];
-            assert_eq!((e.bytes, e.content_type.as_str(), e.session.as_deref()), (10, "text/plain", None), "{}", s.name);
-            assert_eq!((e.created_ms, e.expires_ms), (Some(T0), Some(T0 + 5)), "{}", s.name);
+            assert_eq!(
+                (e.bytes, e.content_type.as_str(), e.session.as_deref()),
+                (10, "text/plain", None),
+                "{}",
+                s.name
+            );
+            assert_eq!(
+                (e.created_ms, e.expires_ms),
+                (Some(T0), Some(T0 + 5)),
+                "{}",
+                s.name
+            );
             assert!(e.expired(T0 + 5) && !e.expired(T0 + 4));
-            assert_eq!((listed[1].session.as_deref(), listed[1].bytes), (Some("s2"), 10), "{}", s.name);
+            assert_eq!(
+                (listed[1].session.as_deref(), listed[1].bytes),
+                (Some("s2"), 10),
+                "{}",
+                s.name
+            );
             assert_eq!(listed[2].content_type, "application/json", "{}", s.name);
             assert_eq!(listed[2].expires_ms, None, "{}", s.name);
         }
         // The expired artifact is still there to be seen; a retrieve then removes it.
-        assert!(matches!(store.retrieve_at(&early, T0 + 100), Err(StorageError::Gone { .. })), "{}", s.name);
+        assert!(
+            matches!(
+                store.retrieve_at(&early, T0 + 100),
+                Err(StorageError::Gone { .. })
+            ),
+            "{}",
+            s.name
+        );
         assert_eq!(store.list_artifacts().unwrap().len(), 2, "{}", s.name);
     }
 }
@@ -77,29 +126,77 @@ fn a_listing_shows_every_artifact_oldest_first_and_removes_nothing() {
 fn removal_by_name_checks_expiry_again_and_skips_what_is_not_held() {
     for s in subjects(Policy::default()) {
         let store = &*s.store;
-        let short = put(store, "short", b"a", "text/plain", Tags { ttl_ms: Some(10), ..at(T0) });
-        let long = put(store, "long", b"b", "text/plain", Tags { ttl_ms: Some(1_000), ..at(T0) });
+        let short = put(
+            store,
+            "short",
+            b"a",
+            "text/plain",
+            Tags {
+                ttl_ms: Some(10),
+                ..at(T0)
+            },
+        );
+        let long = put(
+            store,
+            "long",
+            b"b",
+            "text/plain",
+            Tags {
+                ttl_ms: Some(1_000),
+                ..at(T0)
+            },
+        );
         let forever = put(store, "forever", b"c", "text/plain", at(T0));
         let listed = store.list_artifacts().unwrap();
         let mut asked: Vec<String> = names(&listed).into_iter().map(str::to_owned).collect();
-        asked.extend(["nope".to_owned(), "../escape".to_owned(), String::new(), ".metadata.journal".to_owned()]);
+        asked.extend([
+            "nope".to_owned(),
+            "../escape".to_owned(),
+            String::new(),
+            ".metadata.journal".to_owned(),
+        ]);
         // Only what is expired at the time given goes, and it goes as expired.
-        assert_eq!(store.remove_artifacts(&asked, Some(T0 + 10)).unwrap(), 1, "{}", s.name);
+        assert_eq!(
+            store.remove_artifacts(&asked, Some(T0 + 10)).unwrap(),
+            1,
+            "{}",
+            s.name
+        );
         assert!(matches!(
             store.retrieve_at(&short, T0),
-            Err(StorageError::Gone { reason: GoneReason::Expired, .. })
+            Err(StorageError::Gone {
+                reason: GoneReason::Expired,
+                ..
+            })
         ));
         assert!(store.retrieve_at(&long, T0).is_ok(), "{}", s.name);
         // Twice is harmless.
-        assert_eq!(store.remove_artifacts(&asked, Some(T0 + 10)).unwrap(), 0, "{}", s.name);
+        assert_eq!(
+            store.remove_artifacts(&asked, Some(T0 + 10)).unwrap(),
+            0,
+            "{}",
+            s.name
+        );
         // Without a time, every name held goes, as a plain deletion.
-        assert_eq!(store.remove_artifacts(&asked, None).unwrap(), 2, "{}", s.name);
+        assert_eq!(
+            store.remove_artifacts(&asked, None).unwrap(),
+            2,
+            "{}",
+            s.name
+        );
         for r in [&long, &forever] {
-            assert!(matches!(store.retrieve_at(r, T0), Err(StorageError::NotFound { .. })), "{} {r}", s.name);
+            assert!(
+                matches!(store.retrieve_at(r, T0), Err(StorageError::NotFound { .. })),
+                "{} {r}",
+                s.name
+            );
         }
         assert!(store.list_artifacts().unwrap().is_empty(), "{}", s.name);
         if let Some(dir) = &s.dir {
-            assert!(dir.path().join(".metadata.journal").is_file(), "the journal is not an artifact");
+            assert!(
+                dir.path().join(".metadata.journal").is_file(),
+                "the journal is not an artifact"
+            );
         }
     }
 }
@@ -108,25 +205,59 @@ fn removal_by_name_checks_expiry_again_and_skips_what_is_not_held() {
 fn another_instance_sees_the_listing_and_its_removals() {
     let tmp = tempfile::tempdir().unwrap();
     let writer = FileStore::new(tmp.path().to_str().unwrap());
-    let r = put(&writer, "k", b"payload", "text/csv", Tags { ttl_ms: Some(50), session: Some("s"), ..at(T0) });
+    let r = put(
+        &writer,
+        "k",
+        b"payload",
+        "text/csv",
+        Tags {
+            ttl_ms: Some(50),
+            session: Some("s"),
+            ..at(T0)
+        },
+    );
     let operator = FileStore::new(tmp.path().to_str().unwrap());
     let listed = operator.list_artifacts().unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].reference, r);
-    assert_eq!((listed[0].content_type.as_str(), listed[0].session.as_deref()), ("text/csv", Some("s")));
+    assert_eq!(
+        (
+            listed[0].content_type.as_str(),
+            listed[0].session.as_deref()
+        ),
+        ("text/csv", Some("s"))
+    );
     // Stored after the operator's listing: its removal still sees the record.
-    let later = put(&writer, "later", b"x", "text/plain", Tags { ttl_ms: Some(1), ..at(T0) });
+    let later = put(
+        &writer,
+        "later",
+        b"x",
+        "text/plain",
+        Tags {
+            ttl_ms: Some(1),
+            ..at(T0)
+        },
+    );
     let later_name = later.rsplit('/').next().unwrap().to_owned();
-    assert_eq!(operator.remove_artifacts(&[later_name], Some(T0 + 1)).unwrap(), 1);
+    assert_eq!(
+        operator
+            .remove_artifacts(&[later_name], Some(T0 + 1))
+            .unwrap(),
+        1
+    );
     assert!(matches!(
         writer.retrieve_at(&later, T0),
-        Err(StorageError::Gone { reason: GoneReason::Expired, .. })
+        Err(StorageError::Gone {
+            reason: GoneReason::Expired,
+            ..
+        })
     ));
     assert!(writer.retrieve_at(&r, T0).is_ok());
 }
 
 #[test]
-fn files_without_a_record_or_removed_by_hand_are_not_listed_and_old_records_get_their_size_and_time() {
+fn files_without_a_record_or_removed_by_hand_are_not_listed_and_old_records_get_their_size_and_time(
+) {
     let tmp = tempfile::tempdir().unwrap();
     // An artifact of a journal that recorded neither size nor creation.
     std::fs::write(tmp.path().join("1700000000000_1_old.txt"), b"0123456789").unwrap();
@@ -142,11 +273,22 @@ fn files_without_a_record_or_removed_by_hand_are_not_listed_and_old_records_get_
     let listed = store.list_artifacts().unwrap();
     assert_eq!(names(&listed), ["1700000000000_1_old.txt"]);
     assert_eq!(listed[0].bytes, 10);
-    let modified = std::fs::metadata(tmp.path().join("1700000000000_1_old.txt")).unwrap().modified().unwrap();
-    let modified_ms = modified.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let modified = std::fs::metadata(tmp.path().join("1700000000000_1_old.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let modified_ms = modified
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
     assert_eq!(listed[0].created_ms, Some(modified_ms));
     // Removal takes recorded names only: the orphan and the directory stay.
-    let asked = ["1700000000000_3_orphan.txt", "1700000000000_4_dir.txt", "1700000000000_1_old.txt"].map(String::from);
+    let asked = [
+        "1700000000000_3_orphan.txt",
+        "1700000000000_4_dir.txt",
+        "1700000000000_1_old.txt",
+    ]
+    .map(String::from);
     assert_eq!(store.remove_artifacts(&asked, None).unwrap(), 1);
     assert!(tmp.path().join("1700000000000_3_orphan.txt").is_file());
     assert!(tmp.path().join("1700000000000_4_dir.txt").is_dir());

@@ -1,4 +1,4 @@
-//! Helpers shared by the file-store integration tests.
+//! Helpers shared by the storage integration tests.
 #![allow(dead_code)]
 
 use std::fs;
@@ -32,4 +32,25 @@ pub fn file_name(reference: &str) -> &str {
 /// `dir` as a `&str`.
 pub fn s(dir: &Path) -> &str {
     dir.to_str().unwrap()
+}
+
+/// A store under test, and the directory that keeps a file store alive.
+pub struct Subject {
+    pub store: Box<dyn offload_storage::Lifecycle>,
+    pub dir: Option<tempfile::TempDir>,
+    pub name: &'static str,
+}
+
+/// A memory store and a file store (in a new directory), both with `policy`.
+pub fn subjects(policy: offload_storage::Policy) -> Vec<Subject> {
+    use offload_storage::{FileStore, Lifecycle, MemoryStore};
+    let memory = MemoryStore::new(None).unwrap();
+    memory.set_policy(policy).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = FileStore::new(dir.path().to_str().unwrap());
+    file.set_policy(policy).unwrap();
+    vec![
+        Subject { store: Box::new(memory), dir: None, name: "memory" },
+        Subject { store: Box::new(file), dir: Some(dir), name: "file" },
+    ]
 }
