@@ -61,6 +61,9 @@ describe('artifact commands on S3', () => {
     expect(byRef[logRef]).toMatchObject({ contentType: 'text/plain', bytes: Buffer.byteLength(log), session: 's1' })
     expect(byRef[png]).toMatchObject({ contentType: 'image/png', bytes: 7, session: null })
     expect(jsonLines((await run(['ls', store, '--json', '--expired'])).stdout).map((r) => r.reference)).toEqual([expired])
+    // Reading an expired object refuses it and leaves it for gc.
+    expectOneLineError(await run(['show', store, expired]), expect, /gone \(expired\)/)
+    expect(jsonLines((await run(['ls', store, '--json', '--expired'])).stdout).map((r) => r.reference)).toEqual([expired])
 
     const shown = await run(['show', store, logRef])
     expect(shown.stdout).toBe(log)
@@ -86,7 +89,8 @@ describe('artifact commands on S3', () => {
     expect(dry).toMatchObject({ dryRun: true, selected: 1, removed: 0, references: [expired] })
     const gc = JSON.parse((await run(['gc', store, '--expired', '--json'])).stdout)
     expect(gc).toMatchObject({ dryRun: false, selected: 1, removed: 1 })
-    await expect(live.retrieve(expired)).rejects.toThrow('Reference not found')
+    // Gone from the bucket, not merely refused.
+    expect((await run(['ls', store, '--json', '--expired'])).stdout).toBe('')
     const bySession = JSON.parse((await run(['gc', store, '--session', 's1', '--json'])).stdout)
     expect(bySession).toMatchObject({ selected: 1, removed: 1, references: [logRef] })
     expect(jsonLines((await run(['ls', store, '--json'])).stdout).map((r) => r.reference)).toEqual([png])

@@ -42,6 +42,8 @@ pub struct S3StoreOptions {
   pub max_in_flight: Option<u32>,
   pub multipart_threshold: Option<f64>,
   pub part_size: Option<f64>,
+  /// Reading an expired object refuses it without deleting it (the command-line tool).
+  pub keep_expired: Option<bool>,
 }
 
 /// Longest per-attempt timeout accepted (a day).
@@ -62,6 +64,7 @@ pub(crate) fn options_of(bucket: String, options: Option<S3StoreOptions>) -> Res
   out.region = o.region;
   out.endpoint = o.endpoint;
   out.force_path_style = o.force_path_style.unwrap_or(false);
+  out.delete_expired_on_read = !o.keep_expired.unwrap_or(false);
   out.credentials = o.credentials.map(|c| StaticCredentials {
     access_key_id: c.access_key_id,
     secret_access_key: c.secret_access_key,

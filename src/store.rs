@@ -203,10 +203,13 @@ impl NativeStore {
     Ok(Self { backend: Backend::Memory(Arc::new(store)), stamp: Stamp::default() })
   }
 
-  /// A store writing one file per block into `dir` (created on first use).
+  /// A store writing one file per block into `dir` (created on first use). With
+  /// `keepExpired`, an operator's store: opening the directory and retrieving remove
+  /// nothing (an expired artifact is refused but left in place).
   #[napi(factory, catch_unwind)]
-  pub fn file(dir: String, durable: Option<bool>) -> Self {
+  pub fn file(dir: String, durable: Option<bool>, keep_expired: Option<bool>) -> Self {
     let store = FileStore::new(&dir).with_durable(durable.unwrap_or(false));
+    let store = if keep_expired.unwrap_or(false) { store.keeping_expired() } else { store };
     store.set_removal_hook(Some(PreparedCache::global().removal_hook()));
     Self { backend: Backend::File(Arc::new(store)), stamp: Stamp::default() }
   }

@@ -2,8 +2,21 @@
 import { UsageError } from './errors.js'
 
 /** Whether a native failure says the reference names nothing (unknown, expired, evicted). */
-export function isNotFound(err) {
+function isNotFound(err) {
   return String(err?.message ?? err).startsWith('Reference not found')
+}
+
+/**
+ * The user error for a native failure that says `reference` names nothing: gone (with the
+ * reason: expired, evicted) or unknown; `null` for any other failure.
+ * @param {unknown} err
+ * @param {string} reference
+ */
+export function missingReference(err, reference) {
+  const gone = /^Reference not found \(([^)]*)\)/.exec(String(err?.message))
+  if (gone) return new UsageError(`${reference}: gone (${gone[1]})`)
+  if (isNotFound(err)) return new UsageError(`unknown reference: ${reference}`)
+  return null
 }
 
 /**
@@ -15,9 +28,6 @@ export async function readArtifact(opened, reference) {
   try {
     return await opened.store.retrieve(reference)
   } catch (err) {
-    const gone = /^Reference not found \(([^)]*)\)/.exec(String(err?.message))
-    if (gone) throw new UsageError(`${reference}: gone (${gone[1]})`)
-    if (isNotFound(err)) throw new UsageError(`unknown reference: ${reference}`)
-    throw err
+    throw missingReference(err, reference) ?? err
   }
 }

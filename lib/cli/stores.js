@@ -1,7 +1,8 @@
 // The STORE argument: a directory of a FileStorage, or `s3://bucket/prefix` of an
 // S3Storage (region and credentials from the AWS environment and profile chain,
-// `--endpoint`/`--path-style` on the command line). Opened natively and read-only until a
-// command removes something; the SDK is never loaded.
+// `--endpoint`/`--path-style` on the command line). Opened natively as an operator's store:
+// nothing is removed, not even what expired, until a command removes something (gc); the
+// SDK is never loaded.
 import { statSync } from 'node:fs'
 import { native } from '../native.js'
 import { UsageError } from './errors.js'
@@ -71,9 +72,9 @@ export function checkDirectory(dir) {
 export function openArtifactStore(spec, values) {
   const s3 = parseS3Url(spec)
   if (s3) {
-    const store = new native.NativeS3Store(s3.bucket, s3Options(values, s3.prefix))
+    const store = new native.NativeS3Store(s3.bucket, { ...s3Options(values, s3.prefix), keepExpired: true })
     return { kind: 's3', label: spec, store }
   }
   checkDirectory(spec)
-  return { kind: 'file', label: spec, store: native.NativeStore.file(spec, false) }
+  return { kind: 'file', label: spec, store: native.NativeStore.file(spec, false, true) }
 }

@@ -65,13 +65,23 @@ export function humanBytes(bytes) {
   return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ${units[unit]}`
 }
 
-/** ISO 8601 UTC time of milliseconds since the epoch, or `null`. */
+/** The furthest time a JavaScript `Date` holds, in ms either side of the epoch. */
+const DATE_LIMIT_MS = 8.64e15
+
+/**
+ * ISO 8601 UTC time of milliseconds since the epoch, or `null`. Times beyond what a `Date`
+ * holds (a TTL of millions of years is a valid option) are shown as that limit,
+ * `+275760-09-13T00:00:00.000Z`.
+ */
 export function isoTime(ms) {
-  return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) return null
+  return new Date(Math.max(-DATE_LIMIT_MS, Math.min(DATE_LIMIT_MS, ms))).toISOString()
 }
 
 /** `2026-11-24 19:22:55Z`-style time for tables, `-` when unknown. */
 export function shortTime(ms) {
   const iso = isoTime(ms)
-  return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}Z` : '-'
+  if (!iso) return '-'
+  const [date, time] = iso.split('T')
+  return `${date} ${time.slice(0, 8)}Z`
 }

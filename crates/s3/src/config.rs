@@ -61,6 +61,9 @@ pub struct S3Options {
     pub multipart_threshold: usize,
     /// Part size of multipart uploads (at least 5 MiB for AWS).
     pub part_size: usize,
+    /// Whether reading an expired object deletes it (it is refused either
+    /// way); off for an operator's tool that looks before it removes.
+    pub delete_expired_on_read: bool,
 }
 
 impl S3Options {
@@ -78,6 +81,7 @@ impl S3Options {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             multipart_threshold: DEFAULT_MULTIPART_THRESHOLD,
             part_size: DEFAULT_PART_SIZE,
+            delete_expired_on_read: true,
         }
     }
 }

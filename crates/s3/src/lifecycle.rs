@@ -295,6 +295,22 @@ impl S3Store {
                 .await
                 .map_err(|e| self.request_error("DeleteObjects", &batch[0], e))?;
             deleted += out.deleted().len();
+            // Keys the server could not delete (access denied, ...) fail the call,
+            // after the rest of the batch went.
+            if let Some(failed) = out.errors().first() {
+                return Err(S3Error::Request {
+                    op: "DeleteObjects",
+                    bucket: self.options.bucket.clone(),
+                    key: failed.key().unwrap_or_default().to_owned(),
+                    cause: format!(
+                        "{}: {} ({} of {} keys not deleted)",
+                        failed.code().unwrap_or("error"),
+                        failed.message().unwrap_or_default(),
+                        out.errors().len(),
+                        batch.len()
+                    ),
+                });
+            }
         }
         Ok(deleted)
     }

@@ -280,7 +280,9 @@ impl S3Store {
         };
         if Life::from_metadata(out.metadata()).expired(now_ms) {
             drop(_permit);
-            let _ = self.delete_objects(std::slice::from_ref(&object)).await;
+            if self.options.delete_expired_on_read {
+                let _ = self.delete_objects(std::slice::from_ref(&object)).await;
+            }
             return Err(S3Error::Gone { reference: reference.to_owned(), reason: offload_storage::GoneReason::Expired });
         }
         let content_type = out.content_type().unwrap_or(DEFAULT_CONTENT_TYPE).to_owned();

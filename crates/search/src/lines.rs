@@ -134,12 +134,13 @@ fn line_starts_split(bytes: &[u8], parts: usize) -> Vec<usize> {
             rest = others;
             filling.push(scope.spawn(move || {
                 let from = i * size;
+                let mut found = newlines(part);
                 let mut written = 0;
-                for (slot, at) in mine.iter_mut().zip(newlines(part)) {
+                for (slot, at) in mine.iter_mut().zip(&mut found) {
                     *slot = from + at + 1;
                     written += 1;
                 }
-                written == count
+                written == count && found.next().is_none()
             }));
         }
         filling.into_iter().all(|h| h.join().unwrap_or(false))

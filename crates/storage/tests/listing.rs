@@ -4,7 +4,7 @@
 //! instance, files without a record, names that would leave the directory).
 
 use bytes::Bytes;
-use offload_storage::{
+use offload_storage::{BlobStore, 
     ArtifactInfo, FileStore, GoneReason, Lifecycle, NewBlob, Policy, StorageError,
     Tags,
 };
@@ -199,6 +199,32 @@ fn removal_by_name_checks_expiry_again_and_skips_what_is_not_held() {
             );
         }
     }
+}
+
+#[test]
+fn an_operators_store_lists_and_refuses_what_expired_but_removes_nothing() {
+    // Stored an hour ago in real time with a one-second TTL: expired for every clock here.
+    let tmp = tempfile::tempdir().unwrap();
+    let past = lifecycle_now() - 3_600_000;
+    let writer = FileStore::new(tmp.path().to_str().unwrap());
+    let r = put(&writer, "k", b"old", "text/plain", Tags { ttl_ms: Some(1_000), ..at(past) });
+    drop(writer);
+    let operator = FileStore::new(tmp.path().to_str().unwrap()).keeping_expired();
+    assert!(matches!(
+        operator.retrieve(&r),
+        Err(StorageError::Gone { reason: GoneReason::Expired, .. })
+    ));
+    assert!(operator.stats(lifecycle_now()).is_ok());
+    assert_eq!(operator.list_artifacts().unwrap().len(), 1, "refusing it left it in place");
+    assert!(tmp.path().join(r.rsplit('/').next().unwrap()).is_file());
+    // A default store sweeps it when it opens the directory: the control.
+    let agent = FileStore::new(tmp.path().to_str().unwrap());
+    assert!(agent.retrieve(&r).is_err());
+    assert!(agent.list_artifacts().unwrap().is_empty());
+}
+
+fn lifecycle_now() -> u64 {
+    offload_storage::lifecycle::system_now_ms()
 }
 
 #[test]

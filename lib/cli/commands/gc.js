@@ -55,6 +55,9 @@ export const gc = {
     const maxBytes = values['max-bytes'] === undefined ? undefined : parseSize(values['max-bytes'], '--max-bytes')
     const opened = openArtifactStore(spec, values)
     const now = Date.now()
+    // The session's manifest entries are listed before its artifacts, so that an entry a
+    // writer adds meanwhile (for an artifact gc does not see) is left alone too.
+    const manifest = values.session !== undefined && !values['dry-run'] ? await opened.store.kvList(manifestPrefix(values.session)) : []
     const all = await listArtifacts(opened)
     let selected
     if (values.expired) selected = all.filter((a) => isExpired(a, now))
@@ -65,7 +68,7 @@ export const gc = {
     let removed = 0
     if (!values['dry-run']) {
       removed = await removeArtifacts(opened, selected, values.expired ? now : null)
-      if (values.session !== undefined) await removeManifest(opened, values.session)
+      for (const key of manifest) await opened.store.kvDelete(key)
     }
     if (values.json) {
       out.line(JSON.stringify({ dryRun: Boolean(values['dry-run']), selected: selected.length, removed, bytes, references: selected.map((a) => a.reference) }))
@@ -95,9 +98,4 @@ function overBudget(all, maxBytes, now) {
     total -= a.bytes
   }
   return selected
-}
-
-/** Removes the offload manifest of `session` (opaque references, the tool's `list`). */
-async function removeManifest(opened, session) {
-  for (const key of await opened.store.kvList(manifestPrefix(session))) await opened.store.kvDelete(key)
 }

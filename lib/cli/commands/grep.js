@@ -1,7 +1,7 @@
 // `grep STORE REF PATTERN`: the retrieval tool's search, with its output format byte for
 // byte (the same native search), and grep's exit codes.
 import { UsageError, oneLine } from '../errors.js'
-import { isNotFound } from '../read.js'
+import { missingReference } from '../read.js'
 import { STORE_HELP, STORE_OPTIONS, openArtifactStore } from '../stores.js'
 import { parseCount, parseLineRange } from '../units.js'
 
@@ -51,8 +51,7 @@ export const grep = {
       // cached (S3 objects are searched as the tool searches them).
       outcome = await (opened.kind === 'file' ? opened.store.searchOnce(reference, query, maxChars) : opened.store.search(reference, query, maxChars))
     } catch (err) {
-      if (isNotFound(err)) throw new UsageError(`unknown reference: ${reference}`)
-      throw err
+      throw missingReference(err, reference) ?? err
     }
     if (outcome.error != null) throw new UsageError(outcome.error.replace(/^Error: /, ''))
     if (outcome.output == null) throw new UsageError(`${reference} is binary (${outcome.contentType}) and cannot be searched`)

@@ -262,7 +262,9 @@ impl FileStore {
         let root = opened.root(self.durable)?;
         let record = opened.catalog.get(name);
         if record.as_ref().is_some_and(|r| r.expired(now_ms)) {
-            let _ = self.unlink_artifacts(opened, &root, &[name.to_owned()], Some(GoneReason::Expired));
+            if self.sweeps {
+                let _ = self.unlink_artifacts(opened, &root, &[name.to_owned()], Some(GoneReason::Expired));
+            }
             return Err(StorageError::gone(reference, GoneReason::Expired));
         }
         Ok(Located { opened, root, name, record })

@@ -103,6 +103,9 @@ struct Opened {
 pub struct FileStore {
     artifact_dir: String,
     durable: bool,
+    /// Whether opening the directory and retrieving remove what expired
+    /// (see [`keeping_expired`](Self::keeping_expired)).
+    sweeps: bool,
     counter: Sequence,
     /// The directory's state, shared by every [`view`](Self::view).
     shared: Arc<Shared>,
@@ -140,6 +143,7 @@ impl FileStore {
         FileStore {
             artifact_dir: artifact_dir.to_owned(),
             durable: false,
+            sweeps: true,
             counter: Sequence::default(),
             shared: Arc::new(Shared {
                 anonymous_files: AtomicBool::new(true),
@@ -161,6 +165,7 @@ impl FileStore {
         FileStore {
             artifact_dir: self.artifact_dir.clone(),
             durable: self.durable,
+            sweeps: self.sweeps,
             counter: Sequence::default(),
             shared: Arc::clone(&self.shared),
         }
@@ -198,6 +203,18 @@ impl FileStore {
     #[must_use]
     pub fn with_durable(mut self, durable: bool) -> Self {
         self.durable = durable;
+        self
+    }
+
+    /// An operator's store (for tools that look before they remove):
+    /// opening the directory removes nothing, and an expired artifact is
+    /// reported [gone](StorageError::Gone) but left in place. Only
+    /// [`Lifecycle::remove_artifacts`], [`Lifecycle::cleanup_expired`] and
+    /// [`Lifecycle::delete_session`] remove. Must be set before the
+    /// directory is first opened by this store.
+    #[must_use]
+    pub fn keeping_expired(mut self) -> Self {
+        self.sweeps = false;
         self
     }
 
@@ -399,7 +416,7 @@ impl FileStore {
     /// stale temporary files, loads the catalog and removes the artifacts
     /// expired at `now_ms`.
     fn open(&self, now_ms: u64) -> Result<&Opened, StorageError> {
-        self.open_and_sweep(now_ms, true)
+        self.open_and_sweep(now_ms, self.sweeps)
     }
 
     /// [`FileStore::open`]; the sweep of what expired only with `sweep`.
