@@ -414,7 +414,8 @@ impl FileStore {
     /// Opens the directory on first use: validates the path, creates and
     /// opens the directory (best effort; a store reports the error), removes
     /// stale temporary files, loads the catalog and removes the artifacts
-    /// expired at `now_ms`.
+    /// expired at `now_ms` (not on a store [keeping what
+    /// expired](Self::keeping_expired)).
     fn open(&self, now_ms: u64) -> Result<&Opened, StorageError> {
         self.open_and_sweep(now_ms, self.sweeps)
     }
