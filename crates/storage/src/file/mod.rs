@@ -208,10 +208,10 @@ impl FileStore {
 
     /// An operator's store (for tools that look before they remove):
     /// opening the directory removes nothing, and an expired artifact is
-    /// reported [gone](StorageError::Gone) but left in place. Only
-    /// [`Lifecycle::remove_artifacts`], [`Lifecycle::cleanup_expired`] and
-    /// [`Lifecycle::delete_session`] remove. Must be set before the
-    /// directory is first opened by this store.
+    /// reported [gone](StorageError::Gone) but left in place. Only the
+    /// explicit removals of [`Lifecycle`](crate::Lifecycle)
+    /// (`remove_artifacts`, `cleanup_expired`, `delete_session`) remove.
+    /// Must be set before the directory is first opened by this store.
     #[must_use]
     pub fn keeping_expired(mut self) -> Self {
         self.sweeps = false;
