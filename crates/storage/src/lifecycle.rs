@@ -141,7 +141,7 @@ impl Stats {
 /// included: listing never removes anything).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArtifactInfo {
-    /// What [`Lifecycle::remove_artifacts`] takes: the reference of a memory
+    /// What [`Lifecycle::remove_artifacts`](crate::Lifecycle::remove_artifacts) takes: the reference of a memory
     /// store, the file name of a file store, the object name under the
     /// prefix of an S3 store.
     pub name: String,
