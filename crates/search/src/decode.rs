@@ -7,13 +7,18 @@ use std::borrow::Cow;
 /// following the WHATWG "maximal subpart" rule (which Rust's lossy decoding
 /// also implements).
 pub fn decode_text(bytes: &[u8]) -> Cow<'_, str> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let body = without_bom(bytes);
     // A SIMD validity check is many times faster than the lossy decoder's scan,
     // and stored text is almost always valid.
     match simdutf8::basic::from_utf8(body) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(body),
     }
+}
+
+/// `bytes` after one leading UTF-8 byte order mark, which the decoder drops.
+pub(crate) fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 #[cfg(test)]

@@ -59,6 +59,7 @@ pub mod lines;
 pub mod matcher;
 pub mod prepared;
 pub mod prepared_cache;
+mod sampled_lines;
 pub mod search;
 pub mod stored;
 pub mod utf16;

@@ -2,13 +2,24 @@
 
 use std::borrow::Cow;
 
-/// Start offsets of every line of a text; line `i` spans from `start(i)` to
-/// `end(i)` (exclusive, not including the `'\n'`).
+use crate::sampled_lines::{check_and_sample, Sampled};
+
+/// The lines of a text: line `i` spans from `start(i)` to `end(i)`
+/// (exclusive, not including the `'\n'`).
 #[derive(Debug)]
 pub struct LineIndex<'t> {
     text: &'t str,
-    /// Computed here, or borrowed from a [`crate::prepared::PreparedText`].
-    starts: Cow<'t, [usize]>,
+    starts: Starts<'t>,
+}
+
+/// How a [`LineIndex`] finds its lines.
+#[derive(Debug)]
+enum Starts<'t> {
+    /// The start of every line: computed here, or borrowed from a
+    /// [`crate::prepared::PreparedText`].
+    Every(Cow<'t, [usize]>),
+    /// Block starts only, for one search (see [`crate::sampled_lines`]).
+    Sampled(Sampled),
 }
 
 impl<'t> LineIndex<'t> {
@@ -16,7 +27,7 @@ impl<'t> LineIndex<'t> {
     pub fn new(text: &'t str) -> Self {
         Self {
             text,
-            starts: Cow::Owned(line_starts(text)),
+            starts: Starts::Every(Cow::Owned(line_starts(text))),
         }
     }
 
@@ -25,8 +36,32 @@ impl<'t> LineIndex<'t> {
     pub(crate) fn with_starts(text: &'t str, starts: &'t [usize]) -> Self {
         Self {
             text,
-            starts: Cow::Borrowed(starts),
+            starts: Starts::Every(Cow::Borrowed(starts)),
         }
+    }
+
+    /// `bytes` as text with its lines sampled for one search, when they
+    /// are valid UTF-8 (see [`crate::sampled_lines`]): checked and sampled
+    /// in one pass, without the start of every line. It answers as
+    /// [`LineIndex::new`] does, each lookup scanning at most a block and the
+    /// line it lands on.
+    pub(crate) fn sampled(bytes: &'t [u8]) -> Option<Self> {
+        let (text, sampled) = check_and_sample(bytes)?;
+        Some(Self {
+            text,
+            starts: Starts::Sampled(sampled),
+        })
+    }
+
+    /// [`LineIndex::sampled`] cut into `parts` parts and blocks of `block`
+    /// bytes (small blocks make small texts span many).
+    #[cfg(test)]
+    pub(crate) fn sampled_split(bytes: &'t [u8], parts: usize, block: usize) -> Option<Self> {
+        let (text, sampled) = crate::sampled_lines::check_and_sample_split(bytes, parts, block)?;
+        Some(Self {
+            text,
+            starts: Starts::Sampled(sampled),
+        })
     }
 
     /// The indexed text.
@@ -36,19 +71,28 @@ impl<'t> LineIndex<'t> {
 
     /// Number of lines (`split('\n').length`, at least 1).
     pub fn count(&self) -> usize {
-        self.starts.len()
+        match &self.starts {
+            Starts::Every(starts) => starts.len(),
+            Starts::Sampled(sampled) => sampled.count(),
+        }
     }
 
     /// Byte offset where line `i` starts.
     pub fn start(&self, i: usize) -> usize {
-        self.starts.get(i).copied().unwrap_or(self.text.len())
+        match &self.starts {
+            Starts::Every(starts) => starts.get(i).copied().unwrap_or(self.text.len()),
+            Starts::Sampled(sampled) => sampled.start(self.text.as_bytes(), i),
+        }
     }
 
     /// Byte offset where line `i` ends (its `'\n'` or the end of text).
     pub fn end(&self, i: usize) -> usize {
-        match self.starts.get(i + 1) {
-            Some(&next) => next - 1,
-            None => self.text.len(),
+        match &self.starts {
+            Starts::Every(starts) => match starts.get(i + 1) {
+                Some(&next) => next - 1,
+                None => self.text.len(),
+            },
+            Starts::Sampled(sampled) => sampled.end(self.text.as_bytes(), i),
         }
     }
 
@@ -60,9 +104,10 @@ impl<'t> LineIndex<'t> {
     /// The line containing byte `offset` (offsets at a `'\n'` belong to the
     /// line it ends).
     pub fn line_of(&self, offset: usize) -> usize {
-        self.starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1)
+        match &self.starts {
+            Starts::Every(starts) => starts.partition_point(|&s| s <= offset).saturating_sub(1),
+            Starts::Sampled(sampled) => sampled.line_of(self.text.as_bytes(), offset),
+        }
     }
 
     /// [`LineIndex::line_of`] for an `offset` known to lie in line `from`
@@ -71,7 +116,10 @@ impl<'t> LineIndex<'t> {
     /// logarithm of the distance between them instead of a search over the
     /// whole index every time.
     pub fn line_of_from(&self, offset: usize, from: usize) -> usize {
-        let starts = &self.starts[..];
+        let starts = match &self.starts {
+            Starts::Every(starts) => &starts[..],
+            Starts::Sampled(_) => return self.line_of(offset),
+        };
         if starts.get(from).is_none_or(|&s| s > offset) {
             return self.line_of(offset);
         }
@@ -157,6 +205,79 @@ fn line_starts_split(bytes: &[u8], parts: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    use crate::search::{run_retrieval_query, run_retrieval_query_indexed, LineRange, RetrievalQuery};
+
+    /// Texts of many short and a few long lines, with multi-byte characters.
+    fn text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec!["a", "b", "\n", "\n", "\n\n", "é", "😀", "ab\n", "\r\n", "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"]);
+        prop::collection::vec(piece, 0..120).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// The sampled index answers every lookup, in any order, as the
+        /// index of every line does.
+        #[test]
+        fn sampled_lines_are_the_same_lines(
+            text in text(),
+            parts in 1usize..5,
+            block in 1usize..40,
+            ops in prop::collection::vec((0u8..5, 0usize..400, 0usize..400), 0..80),
+        ) {
+            let every = LineIndex::new(&text);
+            let sampled = LineIndex::sampled_split(text.as_bytes(), parts, block).expect("valid UTF-8");
+            prop_assert_eq!(sampled.text(), text.as_str());
+            prop_assert_eq!(sampled.count(), every.count());
+            let lines = every.count() + 2;
+            let offsets = text.len() + 2;
+            for (op, a, b) in ops {
+                let (i, offset, from) = (a % lines, a % offsets, b % lines);
+                match op {
+                    0 => prop_assert_eq!(sampled.start(i), every.start(i), "start({})", i),
+                    1 => prop_assert_eq!(sampled.end(i), every.end(i), "end({})", i),
+                    2 => prop_assert_eq!(sampled.line(i), every.line(i), "line({})", i),
+                    3 => prop_assert_eq!(sampled.line_of(offset), every.line_of(offset), "line_of({})", offset),
+                    _ => {
+                        // `from` must not lie past the line of `offset`.
+                        let from = from.min(every.line_of(offset));
+                        prop_assert_eq!(sampled.line_of_from(offset, from), every.line_of(offset), "line_of_from({}, {})", offset, from);
+                    }
+                }
+            }
+            // In order, as a search and its output visit them.
+            for i in 0..every.count() {
+                prop_assert_eq!(sampled.line(i), every.line(i));
+                prop_assert_eq!(sampled.end(i), every.end(i));
+            }
+        }
+
+        /// A search over the sampled index answers as one over the decoded,
+        /// fully indexed text.
+        #[test]
+        fn sampled_searches_answer_alike(
+            text in text(),
+            parts in 1usize..4,
+            block in 1usize..40,
+            pattern in prop::option::of(prop::sample::select(vec!["a", "b.*a", "^$", "é", "(?=a)b", "\\r$", "q{3}", "😀", "^b", "a\\n"])),
+            range in prop::option::of((1u64..40, 1u64..40)),
+            context in prop::option::of(0u64..4),
+            max_chars in 5usize..3000,
+        ) {
+            let sampled = LineIndex::sampled_split(text.as_bytes(), parts, block).expect("valid UTF-8");
+            let query = RetrievalQuery {
+                pattern,
+                line_range: range.map(|(start, end)| LineRange { start, end }),
+                context_lines: context,
+            };
+            prop_assert_eq!(
+                run_retrieval_query_indexed(&sampled, &query, max_chars),
+                run_retrieval_query(&text, &query, max_chars)
+            );
+        }
+    }
 
     #[test]
     fn split_indexing_finds_the_same_lines() {

@@ -24,11 +24,12 @@ use std::sync::Arc;
 
 use offload_storage::{FileStamp, FileStore, Lifecycle, MemoryStore, StorageError};
 
-use crate::decode::decode_text;
+use crate::decode::{decode_text, without_bom};
 use crate::error::SearchError;
 use crate::prepared::PreparedText;
 use crate::prepared_cache::{PreparedCache, Version};
-use crate::search::{run_retrieval_query, RetrievalQuery};
+use crate::lines::LineIndex;
+use crate::search::{run_retrieval_query, run_retrieval_query_indexed, RetrievalQuery};
 
 /// What a search of a stored artifact found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +56,12 @@ pub fn search_uncached(
             result: None,
         };
     }
-    let result = run_retrieval_query(&decode_text(content), query, max_chars);
+    // Valid UTF-8 is checked and its lines sampled in one pass; anything
+    // else is decoded and indexed whole. Both answer alike.
+    let result = match LineIndex::sampled(without_bom(content)) {
+        Some(lines) => run_retrieval_query_indexed(&lines, query, max_chars),
+        None => run_retrieval_query(&decode_text(content), query, max_chars),
+    };
     StoredSearch {
         content_type,
         result: Some(result),
