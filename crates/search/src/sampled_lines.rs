@@ -120,10 +120,24 @@ pub(crate) fn check_and_sample_split(bytes: &[u8], parts: usize, block: usize) -
         vec![scan_part(bytes, 0, bytes.len(), block)]
     } else {
         std::thread::scope(|scope| {
-            let scanning: Vec<_> = cuts.windows(2).map(|w| (w[0], w[1])).map(|(from, to)| scope.spawn(move || scan_part(bytes, from, to, block))).collect();
-            // A thread that could not finish counts as a failed check: the
-            // caller then takes the slow, sure path.
-            scanning.into_iter().map(|h| h.join().ok().flatten()).collect()
+            let scanning: Vec<_> = cuts
+                .windows(2)
+                .map(|w| {
+                    let (from, to) = (w[0], w[1]);
+                    let thread = std::thread::Builder::new().spawn_scoped(scope, move || scan_part(bytes, from, to, block));
+                    (from, to, thread.ok())
+                })
+                .collect();
+            scanning
+                .into_iter()
+                .map(|(from, to, thread)| match thread {
+                    // A thread that could not finish counts as a failed
+                    // check: the caller then takes the slow, sure path.
+                    Some(thread) => thread.join().ok().flatten(),
+                    // No thread to be had: this one scans the part.
+                    None => scan_part(bytes, from, to, block),
+                })
+                .collect()
         })
     };
     let mut block_starts = Vec::new();
@@ -273,7 +287,7 @@ mod tests {
         use crate::search::run_retrieval_query;
         use crate::stored::search_uncached;
 
-        let line = |i: usize| format!("{i} é {}{}\n", "😀".repeat(i % 3), if i % 9_999 == 0 { "ERROR" } else { "ok" });
+        let line = |i: usize| format!("{i} é {}{}\n", "😀".repeat(i % 3), if i.is_multiple_of(9_999) { "ERROR" } else { "ok" });
         let valid: String = (0..600_000).map(line).collect();
         assert!(valid.len() > 2 * PARALLEL_FROM);
         let mut cases = vec![valid.clone().into_bytes(), [&b"\xEF\xBB\xBF"[..], valid.as_bytes()].concat()];
