@@ -211,6 +211,85 @@ impl Dir {
         Ok(Ok((file, meta)))
     }
 
+    /// The regular file `name` opened for reading, as a standard file: never
+    /// through a symbolic link, never blocking on a FIFO, and checked to be a
+    /// regular file on the open handle. `Ok(None)` when there is no regular
+    /// file of that name (missing, a link, a directory, a device, ...).
+    ///
+    /// # Errors
+    ///
+    /// The OS error of an existing regular file that cannot be opened.
+    pub fn open_read(&self, name: &str) -> io::Result<Option<std::fs::File>> {
+        Ok(self.open_regular(name)?.ok().map(|(file, _)| file.into_std()))
+    }
+
+    /// The regular file `name` opened for appending, as a standard file;
+    /// with `create`, an empty one is created when there is none. A
+    /// symbolic link at `name` is refused (never followed, never replaced,
+    /// dangling or not), and so is anything but a regular file, so a write
+    /// through the handle can only land in this directory's own file.
+    ///
+    /// # Errors
+    ///
+    /// The OS error (`NotFound` without `create`; a link is
+    /// `'<name>' is a symbolic link`, anything else that is not a regular
+    /// file `'<name>' is not a regular file`).
+    pub fn open_append(&self, name: &str, create: bool) -> io::Result<std::fs::File> {
+        let mut options = OpenOptions::new();
+        options
+            .append(true)
+            .create(create)
+            .follow(FollowSymlinks::No);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = match self.dir.open_with(name, &options) {
+            Ok(file) => file,
+            Err(_) if self.is_link(name) => {
+                return Err(io::Error::other(format!("'{name}' is a symbolic link")))
+            }
+            Err(e) => return Err(e),
+        };
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::other(format!("'{name}' is not a regular file")));
+        }
+        Ok(file.into_std())
+    }
+
+    /// Whether this directory has an entry `name` of any kind (a link is
+    /// not followed: a dangling one is an entry).
+    ///
+    /// # Errors
+    ///
+    /// The OS error other than a missing entry.
+    pub fn has_entry(&self, name: &str) -> io::Result<bool> {
+        match self.dir.symlink_metadata(name) {
+            Ok(_) => Ok(true),
+            Err(e) if is_missing(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Device and inode numbers of the entry `name` (a link's own, never its
+    /// target's); `Ok(None)` when there is none. Compared with those of an
+    /// open file ([`file_identity`]), they tell whether the name still
+    /// names that file.
+    ///
+    /// # Errors
+    ///
+    /// The OS error other than a missing entry.
+    #[cfg(unix)]
+    pub fn identity(&self, name: &str) -> io::Result<Option<(u64, u64)>> {
+        use cap_std::fs::MetadataExt;
+        match self.dir.symlink_metadata(name) {
+            Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Replaces `name` with `content` atomically: written to a temporary
     /// file of `temps` in this directory (fsynced with `durable`), then
     /// renamed over `name` (and, with `durable`, the directory flushed).
@@ -383,6 +462,27 @@ impl Dir {
         }
     }
 
+    /// Removes the directory `name` if it is empty; `Ok(false)` when there
+    /// is none, it is not empty, or `name` is not a directory (a link is
+    /// never followed nor removed).
+    ///
+    /// # Errors
+    ///
+    /// Any other OS error.
+    pub fn remove_empty_dir(&self, name: &str) -> io::Result<bool> {
+        match self.dir.symlink_metadata(name) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Ok(false),
+            Err(e) if is_missing(&e) => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        match self.dir.remove_dir(name) {
+            Ok(()) => Ok(true),
+            Err(e) if is_missing(&e) || is_not_empty(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Removes `name` and everything below it (a link at `name` is removed,
     /// not followed); `Ok(false)` when there is none.
     ///
@@ -536,6 +636,18 @@ pub(crate) fn is_missing(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::NotFound || is_not_a_directory(e)
 }
 
+/// Whether an error means a directory is not empty.
+fn is_not_empty(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST))
+    }
+    #[cfg(not(unix))]
+    {
+        e.kind() == io::ErrorKind::DirectoryNotEmpty
+    }
+}
+
 /// Whether an error means that a path went through something that is not a
 /// directory (`ENOTDIR`; `ELOOP` for a link refused on the way).
 pub fn is_not_a_directory(e: &io::Error) -> bool {
@@ -583,4 +695,17 @@ fn links_unsupported(e: &io::Error) -> bool {
     {
         e.kind() == io::ErrorKind::PermissionDenied
     }
+}
+
+/// Device and inode numbers of an open file, as [`Dir::identity`] gives them
+/// for a name.
+///
+/// # Errors
+///
+/// The OS error of `fstat`.
+#[cfg(unix)]
+pub fn file_identity(file: &std::fs::File) -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata()?;
+    Ok((meta.dev(), meta.ino()))
 }

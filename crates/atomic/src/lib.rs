@@ -45,6 +45,8 @@ mod stamp;
 
 use std::time::Duration;
 
+#[cfg(unix)]
+pub use dir::file_identity;
 pub use dir::{is_not_a_directory, Dir, Entry, EntryKind, Found};
 pub use error::{Error, Step};
 pub use mapped::{Mapped, MappedFound};

@@ -268,3 +268,62 @@ fn opening_creates_missing_parents() {
     }
     assert_eq!(fs::read(deep.join("f")).unwrap(), b"1");
 }
+
+#[test]
+fn open_append_creates_appends_and_refuses_what_is_not_a_regular_file() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = root(&tmp);
+    assert_eq!(dir.open_append("log", false).unwrap_err().kind(), std::io::ErrorKind::NotFound);
+    dir.open_append("log", true).unwrap().write_all(b"one\n").unwrap();
+    dir.open_append("log", true).unwrap().write_all(b"two\n").unwrap();
+    assert_eq!(fs::read_to_string(tmp.path().join("log")).unwrap(), "one\ntwo\n");
+    fs::create_dir(tmp.path().join("sub")).unwrap();
+    assert!(dir.open_append("sub", true).is_err());
+    assert!(dir.has_entry("sub").unwrap() && dir.has_entry("log").unwrap());
+    assert!(!dir.has_entry("nothing").unwrap());
+}
+
+#[cfg(unix)]
+#[test]
+fn open_append_and_open_read_never_go_through_a_link() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("target");
+    fs::write(&target, "keep").unwrap();
+    symlink(&target, tmp.path().join("to-file")).unwrap();
+    symlink(outside.path().join("missing"), tmp.path().join("dangling")).unwrap();
+    let dir = root(&tmp);
+    for name in ["to-file", "dangling"] {
+        for create in [false, true] {
+            let err = dir.open_append(name, create).unwrap_err();
+            assert!(err.to_string().contains("symbolic link"), "{name}: {err}");
+        }
+        assert!(dir.open_read(name).unwrap().is_none(), "{name}");
+        assert!(dir.has_entry(name).unwrap(), "a dangling link is an entry");
+    }
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+    assert!(!outside.path().join("missing").exists());
+    // A FIFO is neither opened for reading nor waited on for appending.
+    let fifo = tmp.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    assert!(dir.open_read("fifo").unwrap().is_none());
+    assert!(dir.open_append("fifo", true).is_err());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_entry_s_identity_is_its_open_file_s_until_it_is_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = root(&tmp);
+    fs::write(tmp.path().join("journal"), "old").unwrap();
+    let file = dir.open_read("journal").unwrap().unwrap();
+    let id = offload_atomic::file_identity(&file).unwrap();
+    assert_eq!(dir.identity("journal").unwrap(), Some(id));
+    dir.replace("journal", b"new", &PLAIN, false).unwrap();
+    assert_ne!(dir.identity("journal").unwrap(), Some(id));
+    assert_eq!(dir.identity("missing").unwrap(), None);
+}

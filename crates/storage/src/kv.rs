@@ -184,6 +184,16 @@ pub fn segment_problem(segment: &str) -> Option<&'static str> {
     None
 }
 
+/// Whether `c` is a control character: C0 (U+0000 to U+001F), DEL (U+007F)
+/// or C1 (U+0080 to U+009F), Unicode's general category `Cc`. The one
+/// definition used everywhere in this crate: artifact file names made from
+/// content types, names accepted as artifact references, and segments of
+/// unified keys.
+#[must_use]
+pub fn is_control_character(c: char) -> bool {
+    c.is_control()
+}
+
 /// Characters no file name on some platform may hold.
 fn character_problem(segment: &str) -> Option<&'static str> {
     for c in segment.chars() {
@@ -192,7 +202,7 @@ fn character_problem(segment: &str) -> Option<&'static str> {
             '<' | '>' | '"' | '|' | '?' | '*' => {
                 return Some("'<', '>', '\"', '|', '?' and '*' are not allowed (invalid in Windows file names)")
             }
-            c if c.is_control() && (c as u32) < 0x80 => return Some("control characters are not allowed"),
+            c if is_control_character(c) => return Some("control characters are not allowed"),
             _ => {}
         }
     }
@@ -277,12 +287,12 @@ mod tests {
         for bad in [
             "C:", "C:.env", "C:/Users/x", "a/b:c", "x:$DATA", "con", "CON", "Nul.txt", "com1", "LPT9.tar.gz",
             "a/aux", "com¹", "CON .txt", "a.", "a ", "a/b./c", "a<b", "a>b", "a\"b", "a|b", "a?b", "a*b",
-            "a\u{0}b", "a\u{1f}b", "x.__strands_tmp_1", "X.__STRANDS_TMP_abc",
+            "a\u{0}b", "a\u{1f}b", "a\u{7f}b", "a\u{85}b", "a\u{9f}", "x.__strands_tmp_1", "X.__STRANDS_TMP_abc",
         ] {
             let err = key(bad).unwrap_err();
             assert!(err.starts_with(&format!("Invalid storage key '{bad}': ")), "{bad}: {err}");
         }
-        for good in ["console", "com10", "lpt", "a.b", ".hidden", "con_x", "nulls", "x/..y/z"] {
+        for good in ["console", "com10", "lpt", "a.b", ".hidden", "con_x", "nulls", "x/..y/z", "a\u{a0}b"] {
             assert!(key(good).is_ok(), "{good}");
         }
         // A prefix may end in the start of a name that is not a device.

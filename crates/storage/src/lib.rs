@@ -29,8 +29,8 @@ pub use bytes::Bytes;
 pub use error::StorageError;
 pub use file::{sanitize_id, FileStore, MappedBlob, ReferenceStyle, StampedBlob};
 pub use kv::{
-    artifact_key_error, compare_js, is_windows_device_name, names_an_artifact, normalize_key, normalize_prefix,
-    segment_problem, sort_js, KeyValueStore,
+    artifact_key_error, compare_js, is_control_character, is_windows_device_name, names_an_artifact, normalize_key,
+    normalize_prefix, segment_problem, sort_js, KeyValueStore,
 };
 pub use lifecycle::{ArtifactInfo, GoneReason, Policy, SessionStats, Stats, Tags};
 pub use memory::MemoryStore;
@@ -141,6 +141,24 @@ pub trait Lifecycle: BlobStore {
     ///
     /// As [`BlobStore::retrieve`], plus [`StorageError::Gone`].
     fn retrieve_at(&self, reference: &str, now_ms: u64) -> Result<Blob, StorageError>;
+
+    /// Whether `reference` names a live artifact at `now_ms`: stored, not
+    /// expired and not removed, so that a retrieve at that time would find
+    /// it. A cheap check: no content is read, it is not a use (the byte
+    /// budget's order is left as it is), and an expired artifact is only
+    /// reported (`false`), not removed. The default implementation
+    /// retrieves the artifact.
+    ///
+    /// # Errors
+    ///
+    /// Backend I/O errors other than the reference naming nothing.
+    fn holds(&self, reference: &str, now_ms: u64) -> Result<bool, StorageError> {
+        match self.retrieve_at(reference, now_ms) {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
 
     /// Removes every artifact expired at `now_ms`; returns how many.
     ///

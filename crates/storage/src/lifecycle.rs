@@ -7,7 +7,7 @@
 //! what "now" is; nothing here reads the system clock except
 //! [`system_now_ms`].
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -237,11 +237,29 @@ impl Removals {
     }
 }
 
-/// Position of an artifact in a [`UseOrder`]: artifacts found on disk (not
-/// used by this process) first, by creation time; then uses, in order.
-type UseKey = (bool, u64, u64);
+impl Removals {
+    /// Takes over what `other` remembers (its oldest first), on top of what
+    /// this one does.
+    pub fn absorb(&mut self, other: Removals) {
+        let Removals { mut reasons, order } = other;
+        for name in order {
+            if let Some(reason) = reasons.remove(&name) {
+                match self.reasons.get_mut(&name) {
+                    Some(known) => *known = reason,
+                    None => self.remember(&name, reason),
+                }
+            }
+        }
+    }
+}
 
-/// Least-recently-used order of artifacts: each use takes a new tick.
+/// Position of an artifact in a [`UseOrder`]: the time it ranks by (ms),
+/// then the order it was placed in (a tie-break).
+type UseKey = (u64, u64);
+
+/// Least-recently-used order of artifacts: each artifact ranks by a time
+/// (its last use by this process, or when it was stored), ties broken by
+/// the order of the calls; the oldest goes first.
 #[derive(Debug, Default)]
 pub struct UseOrder {
     next_tick: u64,
@@ -250,22 +268,20 @@ pub struct UseOrder {
 }
 
 impl UseOrder {
-    /// Records a use of `name` (its first, or a later one).
-    pub fn touch(&mut self, name: &str) {
+    /// Records a use of `name` at `at_ms` (its first, or a later one).
+    pub fn touch(&mut self, name: &str, at_ms: u64) {
         self.next_tick += 1;
-        let key = (true, self.next_tick, 0);
+        let key = (at_ms, self.next_tick);
         self.place(name, key);
     }
 
-    /// Records `name`, stored at `created_ms` and not used by this process,
-    /// before every artifact that was (unless it is already known).
+    /// Records `name`, stored at `created_ms` and not used by this process
+    /// since, unless it is already ordered (then it keeps its place).
     pub fn insert_unused(&mut self, name: &str, created_ms: u64) {
         if self.key_of.contains_key(name) {
             return;
         }
-        self.next_tick += 1;
-        let key = (false, created_ms, self.next_tick);
-        self.place(name, key);
+        self.touch(name, created_ms);
     }
 
     fn place(&mut self, name: &str, key: UseKey) {
@@ -280,6 +296,20 @@ impl UseOrder {
         if let Some(key) = self.key_of.remove(name) {
             self.by_key.remove(&key);
         }
+    }
+
+    /// Keeps only the names `keep` selects.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        let dropped: Vec<String> = self.key_of.keys().filter(|n| !keep(n)).cloned().collect();
+        for name in dropped {
+            self.remove(&name);
+        }
+    }
+
+    /// Whether `name` is ordered.
+    #[must_use]
+    pub fn contains(&self, name: &str) -> bool {
+        self.key_of.contains_key(name)
     }
 
     /// The least recently used name, if any.
@@ -298,6 +328,41 @@ impl UseOrder {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.key_of.is_empty()
+    }
+}
+
+/// Artifacts by the time they expire, so that what expired is found
+/// without looking at every artifact.
+#[derive(Debug, Default)]
+pub struct Expiries {
+    by_time: BTreeSet<(u64, String)>,
+}
+
+impl Expiries {
+    /// Records that `name` expires at `at_ms` (nothing for `None`: never).
+    pub fn insert(&mut self, name: &str, at_ms: Option<u64>) {
+        if let Some(at) = at_ms {
+            self.by_time.insert((at, name.to_owned()));
+        }
+    }
+
+    /// Forgets that `name` expires at `at_ms`.
+    pub fn remove(&mut self, name: &str, at_ms: Option<u64>) {
+        if let Some(at) = at_ms {
+            self.by_time.remove(&(at, name.to_owned()));
+        }
+    }
+
+    /// The names expired at `now_ms` (expiring at or before it), soonest first.
+    #[must_use]
+    pub fn due(&self, now_ms: u64) -> Vec<String> {
+        self.by_time.iter().take_while(|(at, _)| *at <= now_ms).map(|(_, name)| name.clone()).collect()
+    }
+
+    /// Whether anything is expired at `now_ms`.
+    #[must_use]
+    pub fn any_due(&self, now_ms: u64) -> bool {
+        self.by_time.first().is_some_and(|(at, _)| *at <= now_ms)
     }
 }
 
@@ -328,18 +393,48 @@ mod tests {
     }
 
     #[test]
-    fn use_order_puts_found_artifacts_first_and_follows_uses() {
+    fn use_order_ranks_by_time_then_by_call_and_follows_uses() {
         let mut o = UseOrder::default();
-        o.touch("a");
-        o.touch("b");
-        o.insert_unused("old2", 2_000);
-        o.insert_unused("old1", 1_000);
-        assert_eq!(o.oldest(), Some("old1"));
-        o.remove("old1");
-        o.remove("old2");
+        o.touch("a", 1_000);
+        o.touch("b", 1_000);
+        // Stored by another process at 2_000: after every use before then.
+        o.insert_unused("foreign", 2_000);
+        o.insert_unused("older", 500);
+        assert_eq!(o.oldest(), Some("older"));
+        o.insert_unused("older", 5_000);
+        assert_eq!(o.oldest(), Some("older"), "an ordered name keeps its place");
+        o.remove("older");
         assert_eq!(o.oldest(), Some("a"));
-        o.touch("a");
+        o.touch("a", 3_000);
         assert_eq!(o.oldest(), Some("b"));
+        o.remove("b");
+        assert_eq!(o.oldest(), Some("foreign"));
+        o.retain(|n| n != "foreign");
+        assert_eq!((o.oldest(), o.len(), o.contains("foreign")), (Some("a"), 1, false));
+    }
+
+    #[test]
+    fn expiries_list_what_is_due_soonest_first() {
+        let mut e = Expiries::default();
+        e.insert("late", Some(30));
+        e.insert("never", None);
+        e.insert("soon", Some(10));
+        e.insert("same", Some(10));
+        assert!(!e.any_due(9));
+        assert_eq!(e.due(10), ["same", "soon"]);
+        e.remove("same", Some(10));
+        assert_eq!(e.due(100), ["soon", "late"]);
+    }
+
+    #[test]
+    fn removals_absorb_another_s_reasons() {
+        let mut mine = Removals::default();
+        mine.remember("a", GoneReason::Expired);
+        let mut theirs = Removals::default();
+        theirs.remember("a", GoneReason::Evicted);
+        theirs.remember("b", GoneReason::Expired);
+        mine.absorb(theirs);
+        assert_eq!((mine.reason("a"), mine.reason("b")), (Some(GoneReason::Evicted), Some(GoneReason::Expired)));
     }
 
     #[test]

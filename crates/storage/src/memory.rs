@@ -1,14 +1,16 @@
 //! In-memory blob store with cycle-based eviction (the SDK's
 //! `InMemoryStorage`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use bytes::Bytes;
 
 use crate::kv::{normalize_key, normalize_prefix, sort_js};
-use crate::lifecycle::{digest, sort_artifacts, ArtifactInfo, ContentDigest, GoneReason, Removals, Stats, UseOrder};
+use crate::lifecycle::{
+    digest, sort_artifacts, ArtifactInfo, ContentDigest, Expiries, GoneReason, Removals, Stats, UseOrder,
+};
 use crate::removal::{next_store_id, HookSlot, Removal, RemovalHook};
 use crate::{check_policy, Blob, BlobStore, KeyValueStore, Lifecycle, NewBlob, Policy, Sequence, StorageError};
 
@@ -45,6 +47,8 @@ struct Entries {
     removals: Removals,
     /// Least-recently-used order, kept while a byte budget is set.
     uses: Option<UseOrder>,
+    /// The entries by expiry.
+    expiries: Expiries,
     /// The store's [`MemoryStore::id`], for the removal hook.
     store_id: u64,
     /// Told of every entry removed.
@@ -74,6 +78,7 @@ impl Entries {
         if let Some(uses) = &mut self.uses {
             uses.remove(reference);
         }
+        self.expiries.remove(reference, entry.expires_ms);
         if let Some(reason) = reason {
             self.removals.remember(reference, reason);
         }
@@ -96,10 +101,17 @@ impl Entries {
         }
     }
 
-    /// Evicts least recently used entries until `incoming` more bytes fit
-    /// under `max_bytes`.
-    fn make_room(&mut self, max_bytes: u64, len: u64, digest: Option<&ContentDigest>) {
+    /// Makes room for `len` more bytes (none when content of `digest` is
+    /// already held) under `max_bytes` at `now_ms`: every expired entry goes
+    /// first (as expired), then the least recently used (as evicted).
+    fn make_room(&mut self, max_bytes: u64, len: u64, digest: Option<&ContentDigest>, now_ms: u64) {
         while self.total_bytes + self.cost(len, digest) > max_bytes {
+            if self.expiries.any_due(now_ms) {
+                for reference in self.expiries.due(now_ms) {
+                    self.remove(&reference, Some(GoneReason::Expired));
+                }
+                continue;
+            }
             let Some(victim) = self.uses.as_ref().and_then(UseOrder::oldest).map(str::to_owned) else {
                 break;
             };
@@ -107,10 +119,10 @@ impl Entries {
         }
     }
 
-    /// Records a use for the byte budget's order.
-    fn touch(&mut self, reference: &str) {
+    /// Records a use at `at_ms` for the byte budget's order.
+    fn touch(&mut self, reference: &str, at_ms: u64) {
         if let Some(uses) = &mut self.uses {
-            uses.touch(reference);
+            uses.touch(reference, at_ms);
         }
     }
 
@@ -229,6 +241,7 @@ impl MemoryStore {
         let mut entries = self.write();
         entries.map.clear();
         entries.shared.clear();
+        entries.expiries = Expiries::default();
         entries.total_bytes = 0;
         if let Some(uses) = &mut entries.uses {
             *uses = UseOrder::default();
@@ -361,7 +374,7 @@ impl BlobStore for MemoryStore {
         let mut entries = self.write();
         entries.remove(&reference, None);
         if let Some(max_bytes) = policy.max_bytes {
-            entries.make_room(max_bytes, len, digest.as_ref());
+            entries.make_room(max_bytes, len, digest.as_ref(), created_ms);
         }
         let content = match digest {
             Some(d) => {
@@ -388,8 +401,9 @@ impl BlobStore for MemoryStore {
             digest,
         };
         entries.map.insert(reference.clone(), entry);
+        entries.expiries.insert(&reference, expires_ms);
         entries.removals.forget(&reference);
-        entries.touch(&reference);
+        entries.touch(&reference, created_ms);
         Ok(reference)
     }
 
@@ -408,8 +422,8 @@ impl Lifecycle for MemoryStore {
         let mut entries = self.write();
         if policy.max_bytes.is_some() && entries.uses.is_none() {
             let mut uses = UseOrder::default();
-            for name in entries.map.keys() {
-                uses.insert_unused(name, 0);
+            for (name, entry) in &entries.map {
+                uses.insert_unused(name, entry.created_ms);
             }
             entries.uses = Some(uses);
         } else if policy.max_bytes.is_none() {
@@ -437,23 +451,37 @@ impl Lifecycle for MemoryStore {
         }
         entry.last_accessed_cycle.store(self.current_cycle(), Ordering::Relaxed);
         let blob = Blob { content: entry.content.clone(), content_type: entry.content_type.clone() };
-        entries.touch(reference);
+        entries.touch(reference, now_ms);
         Ok(blob)
     }
 
+    fn holds(&self, reference: &str, now_ms: u64) -> Result<bool, StorageError> {
+        Ok(self.read().map.get(reference).is_some_and(|e| !e.expired(now_ms)))
+    }
+
     fn cleanup_expired(&self, now_ms: u64) -> Result<usize, StorageError> {
-        Ok(self.write().remove_where(|e| e.expired(now_ms), Some(GoneReason::Expired)))
+        let mut entries = self.write();
+        let due = entries.expiries.due(now_ms);
+        Ok(due.iter().filter(|r| entries.remove(r, Some(GoneReason::Expired))).count())
     }
 
     fn delete_session(&self, session: &str) -> Result<usize, StorageError> {
         Ok(self.write().remove_where(|e| e.session.as_deref() == Some(session), None))
     }
 
+    /// Expired entries not yet removed are not counted, not even in the
+    /// bytes held.
     fn stats(&self, now_ms: u64) -> Result<Stats, StorageError> {
         let entries = self.read();
-        let mut stats = Stats { stored_bytes: entries.total_bytes, ..Stats::default() };
+        let mut stats = Stats::default();
+        let mut digests = HashSet::new();
         for entry in entries.map.values().filter(|e| !e.expired(now_ms)) {
-            stats.add(entry.session.as_deref(), entry.content.len() as u64);
+            let len = entry.content.len() as u64;
+            stats.add(entry.session.as_deref(), len);
+            match entry.digest {
+                Some(d) if !digests.insert(d) => {}
+                _ => stats.stored_bytes += len,
+            }
         }
         Ok(stats)
     }

@@ -206,3 +206,98 @@ fn missing_files_are_not_found() {
     assert_rejected(&f.store, &format!("{}/1_1_missing.txt", s(&f.dir)));
     assert!(Path::new(&f.good).exists());
 }
+
+/// The store's own files planted as symbolic links: the journal (to a file
+/// outside, to a path that does not exist) and the SDK's `.metadata.json`.
+#[cfg(unix)]
+mod planted_links {
+    use super::*;
+    use offload_storage::{Lifecycle, Policy};
+    use std::os::unix::fs::symlink;
+
+    /// An empty artifact directory next to `outside` (an existing file) and
+    /// `missing` (a path nothing exists at).
+    struct Planted {
+        _tmp: tempfile::TempDir,
+        dir: PathBuf,
+        outside: PathBuf,
+        missing: PathBuf,
+    }
+
+    const OUTSIDE: &str = "{\"f\":\"1_1_planted.txt\",\"t\":\"text/secret\"}\n";
+
+    fn planted() -> Planted {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("art");
+        fs::create_dir(&dir).unwrap();
+        let outside = tmp.path().join("outside.log");
+        fs::write(&outside, OUTSIDE).unwrap();
+        let missing = tmp.path().join("created-through-a-link");
+        Planted { dir, outside, missing, _tmp: tmp }
+    }
+
+    fn outside_unchanged(p: &Planted) {
+        assert_eq!(fs::read_to_string(&p.outside).unwrap(), OUTSIDE, "the file outside was written through the link");
+        assert!(!p.missing.exists(), "a file was created through the link");
+    }
+
+    #[test]
+    fn a_journal_linked_to_a_file_outside_is_never_written_or_read() {
+        let p = planted();
+        symlink(&p.outside, p.dir.join(".metadata.journal")).unwrap();
+        fs::write(p.dir.join("1_1_planted.txt"), "planted").unwrap();
+        let store = FileStore::new(s(&p.dir));
+        // Not read: the planted record's content type is not taken.
+        assert_eq!(store.retrieve("1_1_planted.txt").unwrap().content_type, "application/octet-stream");
+        // Not written: the store fails and leaves no artifact behind.
+        assert!(store.store("k", Bytes::from_static(b"v"), "text/plain").is_err());
+        let _ = store.remove_artifacts(&["1_1_planted.txt".to_owned()], None);
+        let _ = store.cleanup_expired(u64::MAX);
+        outside_unchanged(&p);
+        assert!(fs::symlink_metadata(p.dir.join(".metadata.journal")).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn a_journal_linked_to_a_missing_path_creates_nothing() {
+        let p = planted();
+        symlink(&p.missing, p.dir.join(".metadata.journal")).unwrap();
+        let store = FileStore::new(s(&p.dir));
+        store.set_policy(Policy { default_ttl_ms: Some(1), ..Policy::default() }).unwrap();
+        assert!(store.store("k", Bytes::from_static(b"v"), "text/plain").is_err());
+        let _ = store.cleanup_expired(u64::MAX);
+        let _ = store.stats(0);
+        outside_unchanged(&p);
+        let left: Vec<String> = common::visible_names(&p.dir);
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn the_sdk_metadata_linked_outside_is_never_read() {
+        let p = planted();
+        fs::write(&p.outside, "{\"1_1_planted.txt\":\"text/secret\"}").unwrap();
+        symlink(&p.outside, p.dir.join(".metadata.json")).unwrap();
+        fs::write(p.dir.join("1_1_planted.txt"), "planted").unwrap();
+        let store = FileStore::new(s(&p.dir));
+        assert_eq!(store.retrieve("1_1_planted.txt").unwrap().content_type, "application/octet-stream");
+        assert!(store.list_artifacts().unwrap().is_empty());
+        // Storing still works (the link is only refused, not an error).
+        let r = store.store("k", Bytes::from_static(b"v"), "text/plain").unwrap();
+        assert_eq!(&store.retrieve(&r).unwrap().content[..], b"v");
+        assert_eq!(fs::read_to_string(&p.outside).unwrap(), "{\"1_1_planted.txt\":\"text/secret\"}");
+    }
+
+    #[test]
+    fn a_journal_replaced_by_a_link_later_is_not_followed() {
+        let p = planted();
+        let store = FileStore::new(s(&p.dir));
+        let r = store.store("k", Bytes::from_static(b"v"), "text/plain").unwrap();
+        fs::remove_file(p.dir.join(".metadata.journal")).unwrap();
+        symlink(&p.outside, p.dir.join(".metadata.journal")).unwrap();
+        // Another instance opening the directory now, and this one going on.
+        let other = FileStore::new(s(&p.dir));
+        assert!(other.store("k2", Bytes::from_static(b"v2"), "text/plain").is_err());
+        let _ = store.store("k3", Bytes::from_static(b"v3"), "text/plain");
+        let _ = store.remove_artifacts(&[common::file_name(&r).to_owned()], None);
+        outside_unchanged(&p);
+    }
+}

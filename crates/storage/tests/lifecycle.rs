@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use offload_storage::{
-    FileStore, GoneReason, Lifecycle, MemoryStore, NewBlob, Policy, StorageError, Tags,
+    BlobStore, FileStore, GoneReason, Lifecycle, MemoryStore, NewBlob, Policy, StorageError, Tags,
 };
 
 mod common;
@@ -257,6 +257,81 @@ fn lru_eviction_matches_a_model_over_a_random_walk() {
 }
 
 #[test]
+fn expired_artifacts_leave_the_budget_before_any_live_one() {
+    let policy = Policy { max_bytes: Some(300), ..Policy::default() };
+    for s in subjects(policy) {
+        let store = &*s.store;
+        let old = put(store, "old", &[b'o'; 100], at(T0));
+        let older = put(store, "older", &[b'p'; 100], at(T0 + 1));
+        // The most recently stored, but it expires first.
+        let brief = put(store, "brief", &[b'b'; 100], Tags { ttl_ms: Some(10), ..at(T0 + 2) });
+        let new = put(store, "new", &[b'n'; 100], at(T0 + 20));
+        assert_eq!(gone_reason(store.retrieve_at(&brief, T0 + 20)), Some(GoneReason::Expired), "{}", s.name);
+        for r in [&old, &older, &new] {
+            assert!(store.retrieve_at(r, T0 + 20).is_ok(), "{}: {r} is live and was not evicted", s.name);
+        }
+        // Several expired ones all go before a live one does.
+        let a = put(store, "a", &[b'a'; 100], Tags { ttl_ms: Some(5), ..at(T0 + 21) });
+        assert_eq!(gone_reason(store.retrieve_at(&old, T0 + 21)), Some(GoneReason::Evicted), "{}", s.name);
+        let b = put(store, "b", &[b'b'; 100], Tags { ttl_ms: Some(5), ..at(T0 + 22) });
+        let big = put(store, "big", &[b'g'; 200], at(T0 + 30));
+        assert_eq!(gone_reason(store.retrieve_at(&a, T0 + 30)), Some(GoneReason::Expired), "{}", s.name);
+        assert_eq!(gone_reason(store.retrieve_at(&b, T0 + 30)), Some(GoneReason::Expired), "{}", s.name);
+        assert!(store.retrieve_at(&new, T0 + 30).is_ok() && store.retrieve_at(&big, T0 + 30).is_ok(), "{}", s.name);
+    }
+}
+
+#[test]
+fn stored_bytes_do_not_count_what_expired() {
+    for dedup in [false, true] {
+        for s in subjects(Policy { dedup, ..Policy::default() }) {
+            let store = &*s.store;
+            put(store, "brief", &[b'x'; 100], Tags { ttl_ms: Some(10), ..at(T0) });
+            put(store, "kept", &[b'k'; 50], at(T0));
+            // Identical content, one copy expiring, the other not: still held.
+            put(store, "shared-brief", &[b's'; 30], Tags { ttl_ms: Some(10), ..at(T0) });
+            put(store, "shared-kept", &[b's'; 30], Tags { ttl_ms: Some(20), ..at(T0) });
+            let stats = store.stats(T0).unwrap();
+            let all = if dedup { 180 } else { 210 };
+            assert_eq!((stats.artifacts, stats.bytes, stats.stored_bytes), (4, 210, all), "{} dedup {dedup}", s.name);
+            let stats = store.stats(T0 + 10).unwrap();
+            assert_eq!((stats.artifacts, stats.bytes, stats.stored_bytes), (2, 80, 80), "{} dedup {dedup}", s.name);
+            let stats = store.stats(T0 + 20).unwrap();
+            assert_eq!((stats.artifacts, stats.bytes, stats.stored_bytes), (1, 50, 50), "{} dedup {dedup}", s.name);
+        }
+    }
+}
+
+/// `holds` tells whether a reference is live now, without reading it,
+/// without counting as a use and without removing what expired.
+#[test]
+fn holds_tells_a_live_artifact_without_using_or_removing_it() {
+    let policy = Policy { max_bytes: Some(300), ..Policy::default() };
+    for s in subjects(policy) {
+        let store = &*s.store;
+        let a = put(store, "a", &[b'a'; 100], at(T0));
+        let b = put(store, "b", &[b'b'; 100], Tags { ttl_ms: Some(10), ..at(T0 + 1) });
+        let c = put(store, "c", &[b'c'; 100], at(T0 + 2));
+        assert!(store.holds(&a, T0 + 3).unwrap(), "{}", s.name);
+        assert!(store.holds(&b, T0 + 10).unwrap(), "{}", s.name);
+        assert!(!store.holds(&b, T0 + 11).unwrap(), "{}: expired", s.name);
+        // Only reported: a retrieve still finds it expired (and removes it then).
+        assert_eq!(gone_reason(store.retrieve_at(&b, T0 + 11)), Some(GoneReason::Expired), "{}", s.name);
+        assert!(!store.holds(&b, T0 + 11).unwrap(), "{}", s.name);
+        let missing = if s.name == "memory" { "mem_99_x" } else { "1_99_x.txt" };
+        assert!(!store.holds(missing, T0).unwrap(), "{}", s.name);
+        // Not a use: `a` stays the least recently used and goes first.
+        assert!(store.holds(&a, T0 + 20).unwrap());
+        let d = put(store, "d", &[b'd'; 100], at(T0 + 21));
+        let e = put(store, "e", &[b'e'; 100], at(T0 + 22));
+        assert!(!store.holds(&a, T0 + 22).unwrap(), "{}: evicted", s.name);
+        for r in [&c, &d, &e] {
+            assert!(store.holds(r, T0 + 22).unwrap(), "{}: {r}", s.name);
+        }
+    }
+}
+
+#[test]
 fn a_zero_budget_is_refused() {
     let memory = MemoryStore::new(None).unwrap();
     assert!(matches!(
@@ -366,6 +441,126 @@ mod files {
             assert!(r.ends_with(".txt"));
         }
         assert_eq!(std::fs::read_dir(tmp.path().join(".blobs")).unwrap().count(), 1);
+    }
+
+    /// Content types with C1 control characters (U+0080 to U+009F) give a
+    /// file name every instance reads as an artifact: stored, retrieved,
+    /// seen by another instance and swept when it expires.
+    #[test]
+    fn a_content_type_with_a_c1_control_character_names_a_usable_artifact() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = file_store(tmp.path(), Policy::default());
+        let content_type = "application/pdf\u{85}";
+        let blob = NewBlob {
+            sequence: store.next_sequence(),
+            key: "doc",
+            content: Bytes::from_static(b"%PDF-1.7"),
+            content_type,
+            tags: Tags { ttl_ms: Some(1_000), ..at(T0) },
+        };
+        let r = store.store_blob(blob).unwrap();
+        assert!(r.ends_with(".pdf_"), "{r}");
+        let got = store.retrieve_at(&r, T0).unwrap();
+        assert_eq!((&got.content[..], got.content_type.as_str()), (&b"%PDF-1.7"[..], content_type));
+        let second = file_store(tmp.path(), Policy::default());
+        assert_eq!(second.retrieve_at(&r, T0).unwrap().content_type, content_type);
+        assert_eq!(second.stats(T0).unwrap().artifacts, 1);
+        assert_eq!(second.cleanup_expired(T0 + 1_000).unwrap(), 1);
+        assert!(!Path::new(&r).exists());
+        assert_eq!(gone_reason(store.retrieve_at(&r, T0 + 1_000)), Some(GoneReason::Expired));
+    }
+
+    #[test]
+    fn holds_refuses_what_a_retrieve_refuses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = file_store(tmp.path(), Policy::default());
+        let r = put(&store, "k", b"v", at(T0));
+        assert!(store.holds(&r, T0).unwrap());
+        assert!(store.holds(common::file_name(&r), T0).unwrap(), "a bare file name");
+        std::fs::write(tmp.path().join("1_1_no-record.txt"), b"x").unwrap();
+        assert!(store.holds("1_1_no-record.txt", T0).unwrap(), "a file without a record reads");
+        for bad in ["../x", ".metadata.journal", "/etc/passwd", ""] {
+            assert!(!store.holds(bad, T0).unwrap(), "{bad}");
+        }
+        std::fs::remove_file(&r).unwrap();
+        assert!(!store.holds(&r, T0).unwrap(), "its file is gone");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc/passwd", tmp.path().join("1_2_link.txt")).unwrap();
+            assert!(!store.holds("1_2_link.txt", T0).unwrap());
+        }
+    }
+
+    /// Another process's artifact stored just now ranks by its creation
+    /// time, after this process's own artifacts last used before it.
+    #[test]
+    fn another_instance_s_artifact_stored_just_now_is_not_the_first_victim() {
+        let tmp = tempfile::tempdir().unwrap();
+        let policy = Policy { max_bytes: Some(300), ..Policy::default() };
+        let mine = file_store(tmp.path(), policy);
+        let theirs = file_store(tmp.path(), policy);
+        let a1 = put(&mine, "a1", &[b'1'; 100], at(T0));
+        let a2 = put(&mine, "a2", &[b'2'; 100], at(T0 + 1));
+        let b1 = put(&theirs, "b1", &[b'b'; 100], at(T0 + 2));
+        let a3 = put(&mine, "a3", &[b'3'; 100], at(T0 + 3));
+        let exists = |r: &String| Path::new(r).exists();
+        assert!(!exists(&a1), "this instance's oldest use goes first");
+        assert!(exists(&a2) && exists(&b1) && exists(&a3));
+        assert_eq!(gone_reason(theirs.retrieve_at(&a1, T0 + 3)), Some(GoneReason::Evicted));
+        // A retrieval is a use (at T0 + 4): b1, stored at T0 + 2, goes next.
+        mine.retrieve_at(&a2, T0 + 4).unwrap();
+        let a4 = put(&mine, "a4", &[b'4'; 100], at(T0 + 5));
+        assert!(!exists(&b1));
+        assert!(exists(&a2) && exists(&a3) && exists(&a4));
+    }
+
+    /// The hex digest `.blobs` names `content` by.
+    fn blob_path(dir: &Path, content: &[u8]) -> std::path::PathBuf {
+        use offload_storage::lifecycle::{digest, digest_hex};
+        dir.join(".blobs").join(digest_hex(&digest(content)))
+    }
+
+    #[test]
+    fn dedup_never_trusts_a_planted_blob_of_the_same_length() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = file_store(tmp.path(), Policy { dedup: true, ..Policy::default() });
+        let content = b"the real content";
+        let first = put(&store, "first", content, at(T0));
+        // Replaced (not edited: `first` keeps its bytes) by other bytes of the same length.
+        let blob = blob_path(tmp.path(), content);
+        std::fs::remove_file(&blob).unwrap();
+        std::fs::write(&blob, b"planted content!").unwrap();
+        let second = put(&store, "second", content, at(T0));
+        assert_eq!(&store.retrieve_at(&second, T0).unwrap().content[..], content);
+        assert_eq!(&store.retrieve_at(&first, T0).unwrap().content[..], content);
+        // The bad entry was replaced: a third store shares the right content.
+        assert_eq!(std::fs::read(&blob).unwrap(), content);
+        let third = put(&store, "third", content, at(T0));
+        assert_eq!(&store.retrieve_at(&third, T0).unwrap().content[..], content);
+        // Another instance, with its own view of `.blobs`, too.
+        std::fs::write(tmp.path().join(".blobs/unrelated"), b"x").unwrap();
+        let other = file_store(tmp.path(), Policy { dedup: true, ..Policy::default() });
+        std::fs::remove_file(&blob).unwrap();
+        std::fs::write(&blob, b"planted content!").unwrap();
+        let fourth = put(&other, "fourth", content, at(T0));
+        assert_eq!(&other.retrieve_at(&fourth, T0).unwrap().content[..], content);
+    }
+
+    #[test]
+    fn dedup_never_shares_an_artifact_edited_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = file_store(tmp.path(), Policy { dedup: true, ..Policy::default() });
+        let content = b"original content";
+        let first = put(&store, "first", content, at(T0));
+        // Edited in place (same inode, same length): the shared copy changes too.
+        std::fs::write(&first, b"edited  content!").unwrap();
+        let second = put(&store, "second", content, at(T0));
+        assert_eq!(&store.retrieve_at(&second, T0).unwrap().content[..], content);
+        let third = put(&store, "third", content, at(T0));
+        assert_eq!(&store.retrieve_at(&third, T0).unwrap().content[..], content);
+        assert_eq!(std::fs::read(blob_path(tmp.path(), content)).unwrap(), content);
+        // Stats count the content once again from here on.
+        assert_eq!(store.stats(T0).unwrap().artifacts, 3);
     }
 
     #[test]

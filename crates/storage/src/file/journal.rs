@@ -12,17 +12,49 @@
 //! an `O_APPEND` descriptor, so concurrent writers in other processes never
 //! interleave within a line. Readers consume only complete lines, skip
 //! malformed ones, and recover a record that follows a torn (crash-truncated)
-//! line on the same physical line. Nothing is ever rewritten: the cost of a
-//! store or a removal does not depend on how many artifacts there are.
+//! line on the same physical line. A store or a removal costs one append,
+//! whatever the number of artifacts.
+//!
+//! Every file is opened through the directory handle, never through a
+//! symbolic link: a link planted at the journal's or the metadata's name is
+//! neither read nor written through.
+//!
+//! # Compaction (Unix)
+//!
+//! Once dead lines (removed artifacts and their removal lines) dominate a
+//! journal of more than [`COMPACT_FROM_BYTES`], it is rewritten with only
+//! the live records and the most recent removals that carry a reason. The
+//! protocol keeps every line and never shows half a journal:
+//!
+//! * an appender takes a shared `flock` on its descriptor around each
+//!   append and, holding it, checks that the descriptor is still the file
+//!   named `.metadata.journal` (device and inode); if the journal was
+//!   replaced, it opens the new one and tries again;
+//! * the compactor takes an exclusive `flock` on the current journal, reads
+//!   it whole, writes the compacted lines to a temporary file (fsynced),
+//!   renames it over the journal (and flushes the directory), then releases
+//!   the lock: an append either landed before the read, or waits and goes
+//!   to the new file;
+//! * a reader that finds another file under the name (a new identity)
+//!   rebuilds its catalog from it, keeping its own use order and the
+//!   reasons it remembers.
+//!
+//! A process killed at any point of a compaction leaves the old journal or
+//! the new one (and perhaps a temporary file, swept when stale). Elsewhere
+//! (no device and inode numbers to compare) journals are not compacted.
 
-use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use offload_atomic::Dir;
 
 use super::names::is_artifact_name;
-use crate::lifecycle::{digest_hex, parse_digest_hex, ContentDigest, GoneReason, Removals, Stats, UseOrder};
+use crate::lifecycle::{
+    digest_hex, parse_digest_hex, ContentDigest, Expiries, GoneReason, Removals, Stats, UseOrder,
+};
 use crate::StorageError;
 
 /// The SDK's metadata file: one JSON object mapping file name to content
@@ -32,9 +64,37 @@ pub(crate) const METADATA_FILE: &str = ".metadata.json";
 /// The append-only journal of stored and removed artifacts.
 pub(crate) const JOURNAL_FILE: &str = ".metadata.journal";
 
+/// The lock file that serialises the stores of every process under a byte
+/// budget (see `FileStore::lock_budget`).
+pub(crate) const LOCK_FILE: &str = ".metadata.lock";
+
 /// Mark the start of a record; cannot occur inside a JSON-encoded string
 /// (where `"` is always escaped).
 const RECORD_STARTS: [&[u8]; 2] = [b"{\"f\":", b"{\"r\":"];
+
+/// Journals smaller than this are never compacted.
+pub(crate) const COMPACT_FROM_BYTES: u64 = 1 << 20;
+
+/// A journal is compacted once its live records are fewer than one line in
+/// this many.
+const COMPACT_WHEN_LIVE_ONE_IN: u64 = 4;
+
+/// How many recent removal lines (with a reason) a compaction keeps, so that
+/// a recently expired or evicted reference still says why. Far below what
+/// would make a compacted journal due for compaction again.
+#[cfg(unix)]
+const KEPT_REMOVALS: usize = 1024;
+
+/// How much of the journal is read at once.
+const READ_CHUNK: usize = 1 << 20;
+
+/// How many times an append tries again when the journal was replaced under it.
+const APPEND_ATTEMPTS: usize = 64;
+
+/// How many times a compaction started by a removal tries for the journal's
+/// lock (a millisecond apart) before it leaves the compaction for later.
+#[cfg(unix)]
+const COMPACT_LOCK_ATTEMPTS: usize = 50;
 
 /// What is known of one artifact.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,18 +129,37 @@ pub(crate) struct Known {
     pub(crate) records: HashMap<String, Record>,
     pub(crate) removals: Removals,
     /// Artifacts sharing each deduplicated content, and its size.
-    pub(crate) shared: HashMap<ContentDigest, (usize, u64)>,
-    /// Least-recently-used order, kept while a byte budget is set.
-    pub(crate) uses: Option<UseOrder>,
+    shared: HashMap<ContentDigest, (usize, u64)>,
+    /// Bytes the records hold: known sizes, shared content once.
+    held: u64,
+    /// How many records have no size yet (see [`Known::unsized_names`]).
+    sizeless: usize,
+    /// The records by expiry.
+    expiries: Expiries,
+    /// Least-recently-used order of the records (and of nothing else),
+    /// kept while a byte budget is set.
+    uses: Option<UseOrder>,
 }
 
 impl Known {
+    /// Records `name` (again: its own line read back, or a store under the
+    /// same name). A name already in the use order keeps its place.
     fn insert(&mut self, name: String, record: Record) {
-        self.forget(&name);
-        if let Some(d) = record.digest {
-            let entry = self.shared.entry(d).or_insert((0, record.bytes.unwrap_or(0)));
-            entry.0 += 1;
+        self.drop_record(&name);
+        match record.digest {
+            Some(d) => {
+                let entry = self.shared.entry(d).or_insert((0, record.bytes.unwrap_or(0)));
+                if entry.0 == 0 {
+                    self.held += entry.1;
+                }
+                entry.0 += 1;
+            }
+            None => self.held += record.bytes.unwrap_or(0),
         }
+        if record.bytes.is_none() {
+            self.sizeless += 1;
+        }
+        self.expiries.insert(&name, record.expires_ms);
         if let Some(uses) = &mut self.uses {
             uses.insert_unused(&name, record.created_ms.unwrap_or(0));
         }
@@ -88,29 +167,55 @@ impl Known {
         self.records.insert(name, record);
     }
 
-    /// Drops `name`; returns its record. With a digest whose last user it
-    /// was, the digest is returned too (its shared content can go).
+    /// Drops `name` (from the use order too, even when it has no record);
+    /// returns its record. With a digest whose last user it was, the digest
+    /// is returned too (its shared content can go).
     pub(crate) fn forget(&mut self, name: &str) -> Option<(Record, Option<ContentDigest>)> {
-        let record = self.records.remove(name)?;
         if let Some(uses) = &mut self.uses {
             uses.remove(name);
         }
+        self.drop_record(name)
+    }
+
+    /// Drops the record of `name` and what it counts for (bytes, sharing,
+    /// expiry), but not its place in the use order; returns the record, and
+    /// its digest when it was the last to share it.
+    fn drop_record(&mut self, name: &str) -> Option<(Record, Option<ContentDigest>)> {
+        let record = self.records.remove(name)?;
+        if record.bytes.is_none() {
+            self.sizeless = self.sizeless.saturating_sub(1);
+        }
+        self.expiries.remove(name, record.expires_ms);
         let mut orphan = None;
-        if let Some(d) = record.digest {
-            if let Some(entry) = self.shared.get_mut(&d) {
-                entry.0 = entry.0.saturating_sub(1);
-                if entry.0 == 0 {
-                    self.shared.remove(&d);
-                    orphan = Some(d);
+        match record.digest {
+            Some(d) => {
+                if let Some(entry) = self.shared.get_mut(&d) {
+                    entry.0 = entry.0.saturating_sub(1);
+                    if entry.0 == 0 {
+                        self.held = self.held.saturating_sub(entry.1);
+                        self.shared.remove(&d);
+                        orphan = Some(d);
+                    }
                 }
             }
+            None => self.held = self.held.saturating_sub(record.bytes.unwrap_or(0)),
         }
         Some((record, orphan))
     }
 
     fn apply(&mut self, event: Event) {
         match event {
-            Event::Stored(name, record) => self.insert(name, record),
+            Event::Stored(name, record) => {
+                // A record without a creation time (the SDK's file names a type
+                // only): what is already known of the same artifact stays.
+                if record.created_ms.is_none() {
+                    if let Some(existing) = self.records.get_mut(&name) {
+                        existing.content_type = record.content_type;
+                        return;
+                    }
+                }
+                self.insert(name, record);
+            }
             Event::Removed(name, reason) => {
                 self.forget(&name);
                 if let Some(reason) = reason {
@@ -120,36 +225,155 @@ impl Known {
         }
     }
 
-    /// Bytes held: known sizes, deduplicated content counted once.
-    pub(crate) fn stored_bytes(&self) -> u64 {
-        let unique: u64 = self.records.values().filter(|r| r.digest.is_none()).filter_map(|r| r.bytes).sum();
-        unique + self.shared.values().map(|&(_, len)| len).sum::<u64>()
+    /// Sets the size of `name` when it was unknown.
+    pub(crate) fn set_size(&mut self, name: &str, len: u64) {
+        if let Some(record) = self.records.get_mut(name) {
+            if record.bytes.is_none() && record.digest.is_none() {
+                record.bytes = Some(len);
+                self.held += len;
+                self.sizeless = self.sizeless.saturating_sub(1);
+            }
+        }
     }
 
-    /// Live artifacts at `now_ms`.
+    /// Bytes held: known sizes, deduplicated content counted once, expired
+    /// artifacts included (they are on disk until swept).
+    #[cfg(test)]
+    pub(crate) fn stored_bytes(&self) -> u64 {
+        self.held
+    }
+
+    /// Whether content of digest `d` is held by an artifact.
+    pub(crate) fn shares(&self, d: &ContentDigest) -> bool {
+        self.shared.contains_key(d)
+    }
+
+    /// Live artifacts at `now_ms` (what expired is not counted, not even in
+    /// the bytes held).
     pub(crate) fn stats(&self, now_ms: u64) -> Stats {
-        let mut stats = Stats { stored_bytes: self.stored_bytes(), ..Stats::default() };
+        let mut stats = Stats::default();
+        let mut digests = HashSet::new();
         for record in self.records.values().filter(|r| !r.expired(now_ms)) {
-            stats.add(record.session.as_deref(), record.bytes.unwrap_or(0));
+            let len = record.bytes.unwrap_or(0);
+            stats.add(record.session.as_deref(), len);
+            match record.digest {
+                Some(d) if !digests.insert(d) => {}
+                _ => stats.stored_bytes += len,
+            }
         }
         stats
+    }
+
+    /// The names whose size is not known yet (artifacts of older journals
+    /// and of the SDK's `.metadata.json`); none, without looking at every
+    /// record, once every size is known.
+    pub(crate) fn unsized_names(&self) -> Vec<String> {
+        if self.sizeless == 0 {
+            return Vec::new();
+        }
+        self.names_where(|r| r.bytes.is_none())
     }
 
     /// Names whose record `pick` selects.
     pub(crate) fn names_where(&self, pick: impl Fn(&Record) -> bool) -> Vec<String> {
         self.records.iter().filter(|(_, r)| pick(r)).map(|(n, _)| n.clone()).collect()
     }
+
+    /// The names expired at `now_ms`.
+    pub(crate) fn expired(&self, now_ms: u64) -> Vec<String> {
+        self.expiries.due(now_ms)
+    }
+
+    /// Keeps (`true`) or drops the use order of the byte budget. A new one
+    /// ranks every record by its creation time.
+    pub(crate) fn track_uses(&mut self, on: bool) {
+        match (on, &self.uses) {
+            (true, None) => {
+                let mut uses = UseOrder::default();
+                for (name, record) in &self.records {
+                    uses.insert_unused(name, record.created_ms.unwrap_or(0));
+                }
+                self.uses = Some(uses);
+            }
+            (false, Some(_)) => self.uses = None,
+            _ => {}
+        }
+    }
+
+    /// Records a use of `name` at `at_ms` (keeping the use order from now
+    /// on), when `name` is an artifact the catalog holds.
+    pub(crate) fn touch(&mut self, name: &str, at_ms: u64) {
+        self.track_uses(true);
+        if let Some(uses) = &mut self.uses {
+            if self.records.contains_key(name) {
+                uses.touch(name, at_ms);
+            }
+        }
+    }
+
+    /// What to remove next so that `len` more bytes (nothing more when
+    /// content of `digest` is already held) fit under `max_bytes` at
+    /// `now_ms`: every expired artifact first, then the least recently
+    /// used. `None` when it fits, or when nothing is left to remove.
+    pub(crate) fn next_to_free(
+        &mut self,
+        max_bytes: u64,
+        len: u64,
+        digest: Option<&ContentDigest>,
+        now_ms: u64,
+    ) -> Option<(Vec<String>, GoneReason)> {
+        self.track_uses(true);
+        let cost = if digest.is_some_and(|d| self.shares(d)) { 0 } else { len };
+        if self.held.saturating_add(cost) <= max_bytes {
+            return None;
+        }
+        if self.expiries.any_due(now_ms) {
+            return Some((self.expiries.due(now_ms), GoneReason::Expired));
+        }
+        let victim = self.uses.as_ref().and_then(UseOrder::oldest)?.to_owned();
+        Some((vec![victim], GoneReason::Evicted))
+    }
+
+    /// Replaces the records with those of `fresh` (read from a journal that
+    /// replaced the one read so far), keeping the use order of the names
+    /// still there and every reason remembered.
+    fn rebuild_from(&mut self, fresh: Known) {
+        let Known { records, removals, shared, held, sizeless, expiries, .. } = fresh;
+        self.records = records;
+        self.shared = shared;
+        self.held = held;
+        self.sizeless = sizeless;
+        self.expiries = expiries;
+        self.removals.absorb(removals);
+        if let Some(uses) = &mut self.uses {
+            uses.retain(|name| self.records.contains_key(name));
+            for (name, record) in &self.records {
+                uses.insert_unused(name, record.created_ms.unwrap_or(0));
+            }
+        }
+    }
 }
 
 /// The catalog of one artifact directory.
 #[derive(Debug)]
 pub(crate) struct Catalog {
-    dir: PathBuf,
+    /// The open directory; `None` until it could be opened.
+    root: RwLock<Option<Arc<Dir>>>,
     known: RwLock<Known>,
     /// Where reading the journal (and `.metadata.json`) last stopped.
     read: Mutex<ReadState>,
-    /// `O_APPEND` descriptor, opened on the first store.
-    appender: RwLock<Option<Arc<File>>>,
+    /// The append descriptor, opened on the first store.
+    appender: Mutex<Option<Appender>>,
+}
+
+/// The journal opened for appending.
+#[derive(Debug, Clone)]
+struct Appender {
+    file: Arc<File>,
+    /// Device and inode of the file, to tell whether the journal's name
+    /// still names it.
+    #[cfg(unix)]
+    identity: (u64, u64),
 }
 
 /// How far the journal and the SDK's metadata file have been read.
@@ -157,6 +381,8 @@ pub(crate) struct Catalog {
 struct ReadState {
     /// Bytes of the journal consumed so far (always at a line boundary).
     offset: u64,
+    /// Complete lines consumed so far.
+    lines: u64,
     /// The journal file those bytes belong to: a journal replaced by another
     /// file (even a longer one) is read again from its start.
     journal: Option<FileStamp>,
@@ -188,17 +414,28 @@ impl FileStamp {
 }
 
 impl Catalog {
-    /// Loads `.metadata.json` (if present and valid) and then the journal.
+    /// Loads `.metadata.json` (if present and valid) and then the journal of
+    /// the open directory `root` (`None`: not opened, nothing to read yet).
     /// Unreadable or malformed data is ignored, as the SDK does.
-    pub(crate) fn load(dir: &Path) -> Self {
+    pub(crate) fn load(root: Option<Arc<Dir>>) -> Self {
         let loaded = Catalog {
-            dir: dir.to_path_buf(),
+            root: RwLock::new(root),
             known: RwLock::new(Known::default()),
             read: Mutex::new(ReadState::default()),
-            appender: RwLock::new(None),
+            appender: Mutex::new(None),
         };
         loaded.refresh();
         loaded
+    }
+
+    /// The open directory, if it could be opened.
+    pub(crate) fn root(&self) -> Option<Arc<Dir>> {
+        self.root.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The directory opened again (after it was created anew).
+    pub(crate) fn set_root(&self, root: Arc<Dir>) {
+        *self.root.write().unwrap_or_else(PoisonError::into_inner) = Some(root);
     }
 
     /// The record of `filename`. When it is not known yet, the journal is
@@ -257,13 +494,29 @@ impl Catalog {
         appended.map(|()| orphans)
     }
 
-    /// Appends `lines` (complete lines) with one write.
+    /// Appends `lines` (complete lines) with one write, to the file the
+    /// journal's name holds at that moment (see the module's compaction).
     fn append(&self, lines: &[u8], durable: bool) -> Result<(), StorageError> {
-        let path = self.dir.join(JOURNAL_FILE);
-        let file = self.appender(&path)?;
-        append_line(&file, lines)
-            .and_then(|()| if durable { file.sync_data() } else { Ok(()) })
-            .map_err(|e| StorageError::io("append to metadata journal", &path, e))
+        let root = self.root().ok_or_else(|| {
+            StorageError::io("open metadata journal", JOURNAL_FILE, io::Error::from(io::ErrorKind::NotFound))
+        })?;
+        let error = |e| StorageError::io("append to metadata journal", root.path().join(JOURNAL_FILE), e);
+        let mut slot = self.appender.lock().unwrap_or_else(PoisonError::into_inner);
+        for _ in 0..APPEND_ATTEMPTS {
+            let appender = match slot.as_ref() {
+                Some(appender) => appender.clone(),
+                None => slot.insert(open_appender(&root).map_err(error)?).clone(),
+            };
+            if append_if_current(&root, &appender, lines).map_err(error)? {
+                drop(slot);
+                if durable {
+                    appender.file.sync_data().map_err(error)?;
+                }
+                return Ok(());
+            }
+            *slot = None;
+        }
+        Err(error(io::Error::other("the journal was replaced on every attempt")))
     }
 
     /// Reads what other writers appended, then gives `f` the catalog.
@@ -286,41 +539,15 @@ impl Catalog {
     /// directory was removed and created again: the next store starts a new
     /// journal instead of appending to the deleted one.
     pub(crate) fn reset_journal(&self) {
-        *self
-            .appender
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = None;
-        let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        *self.appender.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let mut read = self.reading();
         read.offset = 0;
+        read.lines = 0;
         read.journal = None;
     }
 
-    /// The shared append descriptor, opened (and the journal created) on
-    /// first use.
-    fn appender(&self, path: &Path) -> Result<Arc<File>, StorageError> {
-        if let Some(file) = self
-            .appender
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            return Ok(Arc::clone(file));
-        }
-        let mut slot = self
-            .appender
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(file) = slot.as_ref() {
-            return Ok(Arc::clone(file));
-        }
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| StorageError::io("open metadata journal", path, e))?;
-        let file = Arc::new(file);
-        *slot = Some(Arc::clone(&file));
-        Ok(file)
+    fn reading(&self) -> MutexGuard<'_, ReadState> {
+        self.read.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lookup(&self, filename: &str) -> Option<Record> {
@@ -328,39 +555,229 @@ impl Catalog {
     }
 
     /// Reads `.metadata.json` when it changed since it was last read, then the
-    /// complete journal lines appended since the last read.
+    /// complete journal lines appended since the last read. A journal that
+    /// is another file than the one read so far (compacted, or replaced) is
+    /// read whole into a new catalog that then replaces this one's records.
     fn refresh(&self) {
-        let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut fresh: Vec<Event> = read_metadata(&self.dir.join(METADATA_FILE), &mut read.metadata)
-            .into_iter()
-            .map(|(name, content_type)| Event::Stored(name, Record { content_type, ..Record::default() }))
-            .collect();
-        let ReadState { offset, journal, .. } = &mut *read;
-        fresh.extend(read_from(&self.dir.join(JOURNAL_FILE), offset, journal).unwrap_or_default());
-        if fresh.is_empty() {
-            return;
+        let Some(root) = self.root() else { return };
+        let mut read = self.reading();
+        let journal = root.open_read(JOURNAL_FILE).ok().flatten();
+        let stamp = journal.as_ref().and_then(|f| f.metadata().ok()).map(|m| FileStamp::of(&m));
+        let replaced = match (stamp, read.journal) {
+            (Some(now), Some(before)) => now.identity != before.identity || now.len < read.offset,
+            _ => false,
+        };
+        if replaced {
+            *read = ReadState::default();
         }
-        let mut known = self.write();
-        for event in fresh {
-            // The SDK's file names a type only: what the journal knows of the
-            // same artifact stays.
-            if let Event::Stored(name, record) = &event {
-                if record.created_ms.is_none() {
-                    if let Some(existing) = known.records.get_mut(name) {
-                        existing.content_type.clone_from(&record.content_type);
-                        continue;
-                    }
-                }
+        let sdk = read_metadata(&root, &mut read.metadata);
+        let metadata_events =
+            sdk.into_iter().map(|(name, content_type)| Event::Stored(name, Record { content_type, ..Record::default() }));
+        let ReadState { offset, lines, .. } = &mut *read;
+        if replaced {
+            let mut fresh = Known::default();
+            metadata_events.for_each(|e| fresh.apply(e));
+            if let Some(mut file) = journal {
+                let len = stamp.map_or(0, |st| st.len);
+                let _ = read_lines(&mut file, len, offset, lines, |events| events.into_iter().for_each(|e| fresh.apply(e)));
             }
-            known.apply(event);
+            self.write().rebuild_from(fresh);
+        } else {
+            let metadata_events: Vec<Event> = metadata_events.collect();
+            if !metadata_events.is_empty() {
+                let mut known = self.write();
+                metadata_events.into_iter().for_each(|e| known.apply(e));
+            }
+            if let Some(mut file) = journal {
+                let len = stamp.map_or(0, |st| st.len);
+                let _ = read_lines(&mut file, len, offset, lines, |events| {
+                    let mut known = self.write();
+                    events.into_iter().for_each(|e| known.apply(e));
+                });
+            }
+        }
+        read.journal = stamp;
+    }
+
+    /// Whether the journal read so far is worth compacting: larger than
+    /// [`COMPACT_FROM_BYTES`] with fewer live records than one line in
+    /// [`COMPACT_WHEN_LIVE_ONE_IN`]. Looks at no file.
+    pub(crate) fn compaction_due(&self) -> bool {
+        let (offset, lines) = {
+            let read = self.reading();
+            (read.offset, read.lines)
+        };
+        let live = self.known().records.len() as u64;
+        offset >= COMPACT_FROM_BYTES && live.saturating_mul(COMPACT_WHEN_LIVE_ONE_IN) < lines
+    }
+
+    /// Compacts the journal when [`Catalog::compaction_due`] says so; best
+    /// effort (a journal another writer holds is left for a later call).
+    pub(crate) fn compact_if_due(&self, temps: &offload_atomic::TempNames) {
+        if self.compaction_due() {
+            let _ = self.compact(temps, false);
+        }
+    }
+
+    /// Rewrites the journal with its live records and its most recent
+    /// removals (see the module's compaction); `wait` waits for the journal's
+    /// lock, else a journal locked for long is left alone. Returns whether
+    /// the journal was rewritten; always `false` where journals are not
+    /// compacted.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of reading the journal or writing its replacement (the
+    /// journal is then unchanged).
+    pub(crate) fn compact(&self, temps: &offload_atomic::TempNames, wait: bool) -> Result<bool, StorageError> {
+        #[cfg(unix)]
+        {
+            let Some(root) = self.root() else { return Ok(false) };
+            let compacted = compact_journal(&root, temps, wait)
+                .map_err(|e| StorageError::io("compact metadata journal", root.path().join(JOURNAL_FILE), e))?;
+            // Read from the journal as it is now (this one, or one another
+            // process compacted first), so that what was read before does not
+            // ask for another compaction.
+            self.refresh();
+            Ok(compacted)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (temps, wait);
+            Ok(false)
         }
     }
 }
 
+/// Opens (creating it if need be) the journal for appending, through the
+/// directory and never through a link.
+fn open_appender(root: &Dir) -> io::Result<Appender> {
+    let file = root.open_append(JOURNAL_FILE, true)?;
+    #[cfg(unix)]
+    let identity = offload_atomic::file_identity(&file)?;
+    Ok(Appender {
+        file: Arc::new(file),
+        #[cfg(unix)]
+        identity,
+    })
+}
+
+/// Appends `lines` to `appender` if it still is the journal: `Ok(false)`
+/// when the journal's name now holds another file (compacted, replaced or
+/// removed), so the caller opens it again. Holds a shared lock on the
+/// descriptor around the check and the write, so a compaction never misses
+/// the line.
+#[cfg(unix)]
+fn append_if_current(root: &Dir, appender: &Appender, lines: &[u8]) -> io::Result<bool> {
+    appender.file.lock_shared()?;
+    let appended = match root.identity(JOURNAL_FILE) {
+        Ok(Some(identity)) if identity == appender.identity => append_line(&appender.file, lines).map(|()| true),
+        Ok(_) => Ok(false),
+        Err(e) => Err(e),
+    };
+    let unlocked = appender.file.unlock();
+    let appended = appended?;
+    unlocked.map(|()| appended)
+}
+
+/// Appends `lines` to `appender` (journals are not compacted here).
+#[cfg(not(unix))]
+fn append_if_current(_root: &Dir, appender: &Appender, lines: &[u8]) -> io::Result<bool> {
+    append_line(&appender.file, lines).map(|()| true)
+}
+
+/// Compacts the journal of `root` (see the module's compaction); returns
+/// whether it was rewritten.
+#[cfg(unix)]
+fn compact_journal(root: &Dir, temps: &offload_atomic::TempNames, wait: bool) -> io::Result<bool> {
+    let Some(mut file) = root.open_read(JOURNAL_FILE)? else { return Ok(false) };
+    if !lock_exclusive(&file, wait)? {
+        return Ok(false);
+    }
+    // Locked: no append is in flight on this file. Another compactor may
+    // have replaced it since it was opened.
+    if root.identity(JOURNAL_FILE)? != Some(offload_atomic::file_identity(&file)?) {
+        return Ok(false);
+    }
+    let compacted = compacted_lines(&mut file)?;
+    let temp = root.write_temp("", &compacted, temps, true).map_err(|e| e.source)?;
+    root.publish_over(&temp, JOURNAL_FILE, true).map_err(|e| e.source)?;
+    // The lock goes with the descriptor, after the rename: appenders waiting
+    // for it find the new journal.
+    drop(file);
+    Ok(true)
+}
+
+/// Takes an exclusive lock on `file`: waiting for it with `wait`, else
+/// trying for a few milliseconds. Returns whether it is held.
+#[cfg(unix)]
+fn lock_exclusive(file: &File, wait: bool) -> io::Result<bool> {
+    if wait {
+        file.lock()?;
+        return Ok(true);
+    }
+    for _ in 0..COMPACT_LOCK_ATTEMPTS {
+        match file.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(1)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+    Ok(false)
+}
+
+/// The compacted form of the journal `file` (read from its start): the most
+/// recent [`KEPT_REMOVALS`] removals that carry a reason, of names not
+/// stored again, then every live record, oldest first. A torn last line
+/// (no append is in flight while the journal is locked) is dropped.
+#[cfg(unix)]
+fn compacted_lines(file: &mut File) -> io::Result<Vec<u8>> {
+    // The records as `Known::apply` leaves them, without its bookkeeping.
+    let mut live: HashMap<String, Record> = HashMap::new();
+    let mut removals: std::collections::VecDeque<(String, GoneReason)> = std::collections::VecDeque::new();
+    let (mut offset, mut lines) = (0, 0);
+    let len = file.metadata()?.len();
+    read_lines(file, len, &mut offset, &mut lines, |events| {
+        for event in events {
+            match event {
+                Event::Stored(name, record) => match live.get_mut(&name) {
+                    Some(existing) if record.created_ms.is_none() => existing.content_type = record.content_type,
+                    _ => {
+                        live.insert(name, record);
+                    }
+                },
+                Event::Removed(name, reason) => {
+                    live.remove(&name);
+                    if let Some(reason) = reason {
+                        removals.push_back((name, reason));
+                        if removals.len() > KEPT_REMOVALS {
+                            removals.pop_front();
+                        }
+                    }
+                }
+            }
+        }
+    })?;
+    let mut out = Vec::new();
+    for (name, reason) in removals.iter().filter(|(name, _)| !live.contains_key(name)) {
+        out.extend(encode_removed(name, Some(*reason)));
+    }
+    let mut records: Vec<(&String, &Record)> = live.iter().collect();
+    records.sort_unstable_by(|a, b| (a.1.created_ms, a.0).cmp(&(b.1.created_ms, b.0)));
+    for (name, record) in records {
+        out.extend(encode_stored(name, record));
+    }
+    Ok(out)
+}
+
 /// The entries of the SDK's `.metadata.json` when it changed since `*last`
-/// (its stamp, updated); nothing when it is unchanged, missing or invalid.
-fn read_metadata(path: &Path, last: &mut Option<FileStamp>) -> Vec<(String, String)> {
-    let Ok(meta) = std::fs::metadata(path) else {
+/// (its stamp, updated); nothing when it is unchanged, missing, not a
+/// regular file (a link is never followed) or invalid.
+fn read_metadata(root: &Dir, last: &mut Option<FileStamp>) -> Vec<(String, String)> {
+    let Ok(Some(mut file)) = root.open_read(METADATA_FILE) else {
+        return Vec::new();
+    };
+    let Ok(meta) = file.metadata() else {
         return Vec::new();
     };
     let stamp = FileStamp::of(&meta);
@@ -368,9 +785,10 @@ fn read_metadata(path: &Path, last: &mut Option<FileStamp>) -> Vec<(String, Stri
         return Vec::new();
     }
     *last = Some(stamp);
-    let Ok(raw) = std::fs::read(path) else {
+    let mut raw = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    if file.read_to_end(&mut raw).is_err() {
         return Vec::new();
-    };
+    }
     match serde_json::from_slice(&raw) {
         Ok(serde_json::Value::Object(map)) => map
             .into_iter()
@@ -401,34 +819,40 @@ fn append_line(file: &File, line: &[u8]) -> io::Result<()> {
     Err(io::Error::new(io::ErrorKind::WriteZero, "the journal line could not be written whole"))
 }
 
-/// Reads the journal from `*offset`, returns the records of the complete
-/// lines found and advances `*offset` past them. A journal that is another
-/// file than the one read so far (`*identity`), or shorter than the offset,
-/// is read again from the start.
-fn read_from(path: &Path, offset: &mut u64, identity: &mut Option<FileStamp>) -> io::Result<Vec<Event>> {
-    let mut file = File::open(path)?;
-    let meta = file.metadata()?;
-    let stamp = FileStamp::of(&meta);
-    let len = meta.len();
-    if len < *offset || identity.is_some_and(|known| known.identity != stamp.identity) {
-        *offset = 0;
-    }
-    *identity = Some(stamp);
-    if len == *offset {
-        return Ok(Vec::new());
-    }
-    file.seek(SeekFrom::Start(*offset))?;
-    let mut buf = Vec::with_capacity(usize::try_from(len - *offset).unwrap_or(0));
-    file.read_to_end(&mut buf)?;
-    let Some(last_newline) = buf.iter().rposition(|&b| b == b'\n') else {
-        return Ok(Vec::new());
+/// Reads the complete lines of `file` (of `len` bytes when it was looked
+/// at; it may have grown since) from `*offset`, a chunk at a time, and hands
+/// the records of each chunk to `apply`; advances `*offset` past them and
+/// counts them in `*lines`. An incomplete last line is left for a later
+/// read. Nothing is read when `len` says there is nothing new.
+fn read_lines(
+    file: &mut File,
+    len: u64,
+    offset: &mut u64,
+    lines: &mut u64,
+    mut apply: impl FnMut(Vec<Event>),
+) -> io::Result<()> {
+    let Some(new) = len.checked_sub(*offset).filter(|&n| n > 0) else {
+        return Ok(());
     };
-    let complete = &buf[..=last_newline];
-    *offset += complete.len() as u64;
-    Ok(complete
-        .split(|&b| b == b'\n')
-        .filter_map(parse_line)
-        .collect())
+    file.seek(SeekFrom::Start(*offset))?;
+    let mut pending: Vec<u8> = Vec::new();
+    let chunk_len = usize::try_from(new).unwrap_or(READ_CHUNK).clamp(4096, READ_CHUNK);
+    let mut chunk = vec![0u8; chunk_len];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        pending.extend_from_slice(&chunk[..n]);
+        let Some(last_newline) = pending.iter().rposition(|&b| b == b'\n') else { continue };
+        let complete = &pending[..=last_newline];
+        *offset += complete.len() as u64;
+        *lines += complete.iter().filter(|&&b| b == b'\n').count() as u64;
+        apply(complete.split(|&b| b == b'\n').filter_map(parse_line).collect());
+        pending.drain(..=last_newline);
+    }
 }
 
 /// The journal line of a stored artifact, newline included.
@@ -478,7 +902,57 @@ fn parse_line(line: &[u8]) -> Option<Event> {
         .find_map(|i| parse_record(&line[i..]))
 }
 
+/// One record as a line holds it, its strings borrowed where they have no
+/// escapes. A line of another shape (a field of another type, a key twice)
+/// is read by [`parse_loosely`] instead, with the same outcome as ever.
+#[derive(serde::Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    f: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    t: Option<Cow<'a, str>>,
+    n: Option<u64>,
+    c: Option<u64>,
+    e: Option<u64>,
+    #[serde(borrow)]
+    s: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    h: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    r: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    y: Option<Cow<'a, str>>,
+}
+
+impl Line<'_> {
+    fn into_event(self) -> Option<Event> {
+        if let Some(name) = self.r {
+            let reason = self.y.as_deref().and_then(GoneReason::from_code);
+            return is_artifact_name(&name).then(|| Event::Removed(name.into_owned(), reason));
+        }
+        let name = self.f?;
+        let record = Record {
+            content_type: self.t?.into_owned(),
+            bytes: self.n,
+            created_ms: self.c,
+            expires_ms: self.e,
+            session: self.s.as_deref().map(Arc::from),
+            digest: self.h.as_deref().and_then(parse_digest_hex),
+        };
+        is_artifact_name(&name).then(|| Event::Stored(name.into_owned(), record))
+    }
+}
+
 fn parse_record(bytes: &[u8]) -> Option<Event> {
+    match serde_json::from_slice::<Line<'_>>(bytes) {
+        Ok(line) => line.into_event(),
+        Err(_) => parse_loosely(bytes),
+    }
+}
+
+/// [`parse_record`] for lines that are not of the usual shape: any JSON
+/// object, its fields of the wrong type ignored.
+fn parse_loosely(bytes: &[u8]) -> Option<Event> {
     let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     if let Some(name) = value.get("r").and_then(serde_json::Value::as_str) {
         let reason = value.get("y").and_then(serde_json::Value::as_str).and_then(GoneReason::from_code);
@@ -505,6 +979,14 @@ mod tests {
         Record { content_type: content_type.to_owned(), ..Record::default() }
     }
 
+    fn open(path: &std::path::Path) -> Arc<Dir> {
+        Arc::new(Dir::open(path, false, false).unwrap())
+    }
+
+    fn stored(created_ms: u64) -> Record {
+        Record { content_type: "text/plain".to_owned(), bytes: Some(10), created_ms: Some(created_ms), ..Record::default() }
+    }
+
     #[test]
     fn record_round_trip_with_escapes() {
         let record = Record {
@@ -524,6 +1006,21 @@ mod tests {
             parse_line(&removed[..removed.len() - 1]),
             Some(Event::Removed("1_1_a.txt".to_owned(), Some(GoneReason::Evicted)))
         );
+    }
+
+    /// Lines of another shape than the usual one read as they always did.
+    #[test]
+    fn lines_of_unusual_shapes_are_read_loosely() {
+        let odd = br#"{"f":"1_1_a.txt","t":"text/plain","n":-1,"c":1.5,"s":7,"x":[1]}"#;
+        assert_eq!(parse_line(odd), Some(Event::Stored("1_1_a.txt".to_owned(), plain("text/plain"))));
+        let r_not_text = br#"{"r":5,"f":"1_1_a.txt","t":"x/y"}"#;
+        assert_eq!(parse_line(r_not_text), Some(Event::Stored("1_1_a.txt".to_owned(), plain("x/y"))));
+        let twice = br#"{"r":"1_1_a.txt","r":"1_2_b.txt","y":"e"}"#;
+        assert_eq!(parse_line(twice), Some(Event::Removed("1_2_b.txt".to_owned(), Some(GoneReason::Expired))));
+        let escaped = br#"{"f":"1_1_\u0061.txt","t":"text/\"q\""}"#;
+        assert_eq!(parse_line(escaped), Some(Event::Stored("1_1_a.txt".to_owned(), plain("text/\"q\""))));
+        assert_eq!(parse_line(br#"{"f":null,"t":"x"}"#), None);
+        assert_eq!(parse_line(b"[1,2]"), None);
     }
 
     #[test]
@@ -547,7 +1044,7 @@ mod tests {
     #[test]
     fn refresh_reads_only_complete_lines_and_new_bytes() {
         let dir = tempfile::tempdir().unwrap();
-        let types = Catalog::load(dir.path());
+        let types = Catalog::load(Some(open(dir.path())));
         assert_eq!(types.content_type("1_1_a.txt"), None);
         let journal = dir.path().join(JOURNAL_FILE);
         std::fs::write(
@@ -557,7 +1054,7 @@ mod tests {
         .unwrap();
         assert_eq!(types.content_type("1_1_a.txt").as_deref(), Some("text/plain"));
         assert_eq!(types.content_type("2_2_b.bin"), None);
-        let mut f = OpenOptions::new().append(true).open(&journal).unwrap();
+        let mut f = std::fs::OpenOptions::new().append(true).open(&journal).unwrap();
         f.write_all(b"lication/x\"}\n").unwrap();
         assert_eq!(types.content_type("2_2_b.bin").as_deref(), Some("application/x"));
     }
@@ -567,7 +1064,7 @@ mod tests {
     #[test]
     fn metadata_written_later_is_read_on_a_miss() {
         let dir = tempfile::tempdir().unwrap();
-        let types = Catalog::load(dir.path());
+        let types = Catalog::load(Some(open(dir.path())));
         assert_eq!(types.content_type("1_1_a.png"), None);
         std::fs::write(dir.path().join(METADATA_FILE), br#"{"1_1_a.png":"image/png"}"#).unwrap();
         assert_eq!(types.content_type("1_1_a.png").as_deref(), Some("image/png"));
@@ -583,7 +1080,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join(JOURNAL_FILE);
         std::fs::write(&journal, encode_stored("1_1_a.txt", &plain("text/plain"))).unwrap();
-        let types = Catalog::load(dir.path());
+        let types = Catalog::load(Some(open(dir.path())));
         assert_eq!(types.content_type("1_1_a.txt").as_deref(), Some("text/plain"));
         let mut replacement = encode_stored("2_2_b.json", &plain("application/json"));
         replacement.extend(encode_stored("3_3_c.csv", &plain("text/csv")));
@@ -592,5 +1089,74 @@ mod tests {
         std::fs::rename(&staged, &journal).unwrap();
         assert_eq!(types.content_type("2_2_b.json").as_deref(), Some("application/json"));
         assert_eq!(types.content_type("3_3_c.csv").as_deref(), Some("text/csv"));
+    }
+
+    /// A name another process removed is dropped from the use order even
+    /// when this catalog no longer has its record, and a name the catalog
+    /// does not hold is never put into it: no victim is ever a ghost.
+    #[test]
+    fn the_use_order_holds_only_names_the_catalog_holds() {
+        let mut known = Known::default();
+        known.track_uses(true);
+        known.insert("1_1_a.txt".to_owned(), stored(1));
+        // As `forget` found it when another process's removal was read first.
+        known.records.remove("1_1_a.txt");
+        known.forget("1_1_a.txt");
+        assert!(known.uses.as_ref().is_some_and(UseOrder::is_empty));
+        known.touch("1_2_ghost.txt", 5);
+        assert!(known.uses.as_ref().is_some_and(UseOrder::is_empty));
+        assert_eq!(known.next_to_free(1, 10, None, 0), None, "nothing left to remove");
+    }
+
+    #[test]
+    fn what_expired_is_freed_first_then_the_least_recently_used() {
+        let mut known = Known::default();
+        known.insert("1_1_old.txt".to_owned(), stored(1));
+        known.insert("1_2_brief.txt".to_owned(), Record { expires_ms: Some(50), ..stored(2) });
+        known.insert("1_3_new.txt".to_owned(), stored(3));
+        assert_eq!(known.stored_bytes(), 30);
+        assert_eq!(known.next_to_free(30, 0, None, 100), None);
+        assert_eq!(known.next_to_free(30, 10, None, 100), Some((vec!["1_2_brief.txt".to_owned()], GoneReason::Expired)));
+        assert_eq!(known.next_to_free(30, 10, None, 49), Some((vec!["1_1_old.txt".to_owned()], GoneReason::Evicted)));
+        known.touch("1_1_old.txt", 60);
+        assert_eq!(known.next_to_free(30, 10, None, 49), Some((vec!["1_2_brief.txt".to_owned()], GoneReason::Evicted)));
+        let stats = known.stats(50);
+        assert_eq!((stats.artifacts, stats.bytes, stats.stored_bytes), (2, 20, 20));
+    }
+
+    /// A journal of which most lines are dead is rewritten with its live
+    /// records and recent removal reasons; a reader sees the same catalog.
+    #[cfg(unix)]
+    #[test]
+    fn compaction_keeps_the_live_records_and_recent_reasons() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Vec::new();
+        for i in 0..20_000u64 {
+            let name = format!("{i}_{i}_dead.txt");
+            journal.extend(encode_stored(&name, &stored(i)));
+            journal.extend(encode_removed(&name, (i % 2 == 0).then_some(GoneReason::Evicted)));
+        }
+        journal.extend(encode_stored("7_7_live.txt", &Record { session: Some(Arc::from("s")), ..stored(7) }));
+        journal.extend(b"{\"f\":\"9_9_torn.txt\",\"t\":\"te");
+        std::fs::write(dir.path().join(JOURNAL_FILE), &journal).unwrap();
+        let catalog = Catalog::load(Some(open(dir.path())));
+        assert!(catalog.compaction_due());
+        assert!(catalog.compact(&super::super::ARTIFACT_TEMPS, false).unwrap());
+        let compacted = std::fs::read(dir.path().join(JOURNAL_FILE)).unwrap();
+        assert!(compacted.len() < 80 * (KEPT_REMOVALS + 1), "{} bytes", compacted.len());
+        // The catalog read before and one read after agree.
+        catalog.refresh();
+        let after = Catalog::load(Some(open(dir.path())));
+        for c in [&catalog, &after] {
+            assert_eq!(c.known().records.len(), 1);
+            assert_eq!(c.get("7_7_live.txt").and_then(|r| r.session).as_deref(), Some("s"));
+            assert_eq!(c.known().removals.reason("19998_19998_dead.txt"), Some(GoneReason::Evicted));
+        }
+        assert!(!after.compaction_due());
+        // The compacted journal is appended to as before.
+        after.record("8_8_next.txt", stored(8), false).unwrap();
+        assert_eq!(Catalog::load(Some(open(dir.path()))).known().records.len(), 2);
+        let left: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        assert_eq!(left, [JOURNAL_FILE], "no temporary file is left");
     }
 }

@@ -10,7 +10,7 @@
 //! # Keys and artifacts in one directory
 //!
 //! The offloader's artifacts live flat in the same directory
-//! (`<ms>_<n>_<key><ext>`, `.metadata.journal`, `.metadata.json`, `.blobs`, `.tmp-*`).
+//! (`<ms>_<n>_<key><ext>`, `.metadata.journal`, `.metadata.json`, `.metadata.lock`, `.blobs`, `.tmp-*`).
 //! Keys whose first segment has one of these forms are reserved for the
 //! artifact API: `write`, `read` and `delete` reject them with
 //! [`StorageError::InvalidKey`], and `list` skips such entries at the top
@@ -36,7 +36,7 @@ use std::path::Path;
 use bytes::Bytes;
 use offload_atomic::{is_not_a_directory, Dir, EntryKind, Found, TempNames};
 
-use super::journal::{JOURNAL_FILE, METADATA_FILE};
+use super::journal::{JOURNAL_FILE, LOCK_FILE, METADATA_FILE};
 use super::lifecycle::BLOBS_DIR;
 use super::names::has_artifact_shape;
 use super::{FileStore, TEMP_PREFIX};
@@ -49,12 +49,17 @@ use crate::{KeyValueStore, StorageError};
 const VALUE_TEMPS: TempNames = TempNames::around_target("", ".__strands_tmp_", "");
 
 /// Whether a top-level name belongs to the artifact API: the journal, the
-/// SDK's metadata file, staging files and artifact names
+/// SDK's metadata file, the budget's lock file, staging files and artifact names
 /// (`<digits>_<digits>_...`), compared case-insensitively (on macOS and
 /// Windows `.METADATA.JOURNAL` is the journal).
 pub(crate) fn is_reserved_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower == JOURNAL_FILE || lower == METADATA_FILE || lower == BLOBS_DIR || lower.starts_with(TEMP_PREFIX) || has_artifact_shape(name)
+    lower == JOURNAL_FILE
+        || lower == METADATA_FILE
+        || lower == LOCK_FILE
+        || lower == BLOBS_DIR
+        || lower.starts_with(TEMP_PREFIX)
+        || has_artifact_shape(name)
 }
 
 fn failure(message: String, source: io::Error) -> StorageError {
@@ -155,10 +160,18 @@ impl FileStore {
     pub fn write_in(&self, scope: &str, key: &str, data: &[u8]) -> Result<(), StorageError> {
         let (scope, key) = self.scoped_key(scope, key)?;
         let (dirs, name) = split_key(&key);
-        let written = self.open_dir(&scope, dirs, true).and_then(|parent| {
-            let parent = parent.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-            parent.replace(name, data, &VALUE_TEMPS, self.is_durable()).map_err(|e| e.source)
-        });
+        let write = || {
+            self.open_dir(&scope, dirs, true).and_then(|parent| {
+                let parent = parent.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+                parent.replace(name, data, &VALUE_TEMPS, self.is_durable()).map_err(|e| e.source)
+            })
+        };
+        // A directory of the key removed between its creation and the write (an
+        // empty directory pruned by another caller) is created again, once.
+        let written = match write() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => write(),
+            other => other,
+        };
         written.map_err(|e| failure(format!("Failed to write '{key}' to local storage"), e))
     }
 
@@ -197,6 +210,31 @@ impl FileStore {
             None => Ok(false),
         });
         deleted.map_err(|e| failure(format!("Failed to delete '{key}' from local storage"), e))
+    }
+
+    /// Removes the directory that the list prefix `prefix` names (`a/b/`
+    /// names `a/b`) inside the namespace `scope` when it is empty, so that
+    /// deleting every key under it leaves no directory behind (its name may
+    /// tell what it held). Returns whether it was removed: a directory that
+    /// is not empty (a value written meanwhile) stays, and nothing is
+    /// followed through a link. The artifact API's names are refused.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::InvalidKey`] for a prefix that is not a valid key or
+    /// names the artifact API; [`StorageError::KeyValue`] for an OS error.
+    pub fn prune_in(&self, scope: &str, prefix: &str) -> Result<bool, StorageError> {
+        let trimmed = prefix.trim_end_matches('/');
+        if trimmed.is_empty() {
+            return Ok(false);
+        }
+        let (scope, key) = self.scoped_key(scope, trimmed)?;
+        let (dirs, name) = split_key(&key);
+        let pruned = self.open_dir(&scope, dirs, false).or_else(missing_if_not_a_directory).and_then(|parent| match parent {
+            Some(parent) => parent.remove_empty_dir(name),
+            None => Ok(false),
+        });
+        pruned.map_err(|e| failure(format!("Failed to remove the directory '{key}' from local storage"), e))
     }
 
     /// [`KeyValueStore::list`] inside the namespace `scope` (keys relative to it).
@@ -275,6 +313,8 @@ mod tests {
             ".METADATA.JOURNAL",
             ".Metadata.Json",
             ".TMP-1-2",
+            ".metadata.lock",
+            ".METADATA.LOCK",
         ] {
             assert!(is_reserved_name(name), "{name}");
         }

@@ -3,14 +3,20 @@
 //! What is known of each artifact (size, creation, expiry, session, content
 //! digest) is in the directory's journal, so it survives a restart and every
 //! process sharing the directory sees it. Removing an artifact unlinks its
-//! file and then appends one removal line: nothing is rewritten, and a crash
+//! file and then appends one removal line (no line is rewritten: a journal
+//! is only compacted as a whole, see `journal`), and a crash
 //! in between leaves a record whose file is gone (dropped by the next sweep),
-//! never a file the catalog says was removed. Deduplicated content lives once
-//! in `.blobs/<sha256>`; each artifact is a hard link to it under its own
+//! never a file the catalog says was removed. A file that vanished (deleted
+//! by hand) is only forgotten, never unlinked, and only once it is known to
+//! have been catalogued before a sweep listed the directory and is still
+//! missing when looked at again. Deduplicated content lives once in
+//! `.blobs/<sha256>`; each artifact is a hard link to it under its own
 //! SDK-style name, so tools reading the path still work; the `.blobs` entry
-//! goes when the last artifact sharing it does.
+//! goes when the last artifact sharing it does. A new link is read back and
+//! compared with the content being stored before it is trusted.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -19,8 +25,8 @@ use bytes::Bytes;
 use offload_atomic::{Dir, EntryKind, FileStamp, Mapped, MappedFound, StampedFound};
 
 use super::journal::Record;
-use super::{artifact_write_error, resolve, FileStore, Opened};
-use crate::lifecycle::{digest_hex, sort_artifacts, ArtifactInfo, ContentDigest, UseOrder};
+use super::{artifact_write_error, resolve, FileStore, Incoming, Opened, ARTIFACT_TEMPS};
+use crate::lifecycle::{digest_hex, sort_artifacts, ArtifactInfo, ContentDigest};
 use crate::{check_policy, Blob, GoneReason, Lifecycle, Policy, Stats, StorageError, DEFAULT_CONTENT_TYPE};
 
 /// The directory of deduplicated content (hidden: never served, never
@@ -29,31 +35,45 @@ pub(crate) const BLOBS_DIR: &str = ".blobs";
 
 impl FileStore {
     /// Publishes an artifact as a new name of existing identical content in
-    /// [`BLOBS_DIR`]; `None` when there is none (or it does not look right),
-    /// so the content is written anew.
+    /// [`BLOBS_DIR`]; `None` when there is none, so the content is written
+    /// anew. The new name is read back and compared with the content: a
+    /// `.blobs` entry that holds other bytes (planted, or an artifact edited
+    /// in place, since artifacts are links to it) is never shared; the new
+    /// name and the bad entry are removed, and the next
+    /// [`share`](Self::share) puts the right content in its place.
     pub(super) fn link_shared(
         &self,
         opened: &Opened,
         digest: &ContentDigest,
-        len: u64,
-        sequence: u64,
-        key: &str,
-        content_type: &str,
+        incoming: &Incoming<'_>,
     ) -> Option<(Arc<Dir>, String)> {
         let root = opened.root(self.durable).ok()?;
         let blobs = root.subdir([BLOBS_DIR], None).ok()??;
         let hex = digest_hex(digest);
-        if blobs.file_len(&hex).ok()? != Some(len) {
+        if blobs.file_len(&hex).ok()? != Some(incoming.content.len() as u64) {
             return None;
         }
         let name = self
-            .claim_name(&root, sequence, key, content_type, |filename| {
+            .claim_name(&root, incoming, |filename| {
                 blobs
                     .link_to(&hex, &root, filename)
                     .map_err(|e| StorageError::io("link shared content to", root.path().join(filename), e))
             })
             .ok()?;
-        Some((root, name))
+        if holds_exactly(&root, &name, incoming.content) {
+            return Some((root, name));
+        }
+        let _ = root.remove_file(&name);
+        let _ = blobs.remove_file(&hex);
+        None
+    }
+
+    /// Whether `.blobs` has an entry of `len` bytes for `digest` (a store
+    /// under a budget then writes nothing before it takes the lock).
+    pub(super) fn blob_present(&self, opened: &Opened, digest: &ContentDigest, len: u64) -> bool {
+        let Ok(root) = opened.root(self.durable) else { return false };
+        let Ok(Some(blobs)) = root.subdir([BLOBS_DIR], None) else { return false };
+        blobs.file_len(&digest_hex(digest)).ok().flatten() == Some(len)
     }
 
     /// Makes `filename`'s content findable by its digest (best effort: a
@@ -98,63 +118,87 @@ impl FileStore {
             self.removed(name);
         }
         let orphans = opened.catalog.record_removals(&done, reason, self.durable)?;
-        if !orphans.is_empty() {
-            if let Ok(Some(blobs)) = root.subdir([BLOBS_DIR], None) {
-                for d in &orphans {
-                    let _ = blobs.remove_file(&digest_hex(d));
-                }
-            }
-        }
+        self.remove_orphans(root, &orphans);
         if self.durable && removed > 0 {
             root.sync().map_err(artifact_write_error)?;
         }
+        opened.catalog.compact_if_due(&ARTIFACT_TEMPS);
         match first_error {
             Some(e) => Err(e),
             None => Ok(removed),
         }
     }
 
-    /// Evicts the least recently used artifacts (never `just_stored`) until
-    /// the directory holds at most `max_bytes`.
-    pub(super) fn keep_under(
+    /// Forgets artifacts whose files vanished (deleted by hand, or by a
+    /// process that crashed before its removal line): their removal is
+    /// journaled and shared content no artifact uses any more goes, but no
+    /// artifact name is unlinked, so an artifact stored under one of those
+    /// names meanwhile stays.
+    fn forget_vanished(&self, opened: &Opened, root: &Dir, names: &[String]) -> Result<(), StorageError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        for name in names {
+            self.removed(name);
+        }
+        let orphans = opened.catalog.record_removals(names, None, self.durable)?;
+        self.remove_orphans(root, &orphans);
+        opened.catalog.compact_if_due(&ARTIFACT_TEMPS);
+        Ok(())
+    }
+
+    /// Removes the `.blobs` entries of digests no artifact uses any more.
+    fn remove_orphans(&self, root: &Dir, orphans: &[ContentDigest]) {
+        if orphans.is_empty() {
+            return;
+        }
+        if let Ok(Some(blobs)) = root.subdir([BLOBS_DIR], None) {
+            for d in orphans {
+                let _ = blobs.remove_file(&digest_hex(d));
+            }
+        }
+    }
+
+    /// Removes what must go for `len` more bytes (none when content of
+    /// `digest` is already held) to fit under `max_bytes` at `now_ms`: what
+    /// expired first, then the least recently used. Called with the budget
+    /// lock held and the catalog just read, so no other store runs meanwhile;
+    /// each round removes at least one name from the catalog, so it ends.
+    pub(super) fn make_room(
         &self,
         opened: &Opened,
         root: &Dir,
         max_bytes: u64,
-        just_stored: &str,
+        len: u64,
+        digest: Option<&ContentDigest>,
+        now_ms: u64,
     ) -> Result<(), StorageError> {
-        self.fill_sizes(opened, root);
         loop {
-            let victim = opened.catalog.refreshed(|known| {
-                let uses = known.uses.get_or_insert_with(|| order_of(&known.records));
-                uses.touch(just_stored);
-                if known.stored_bytes() <= max_bytes {
-                    return None;
-                }
-                known.uses.as_ref().and_then(UseOrder::oldest).filter(|&n| n != just_stored).map(str::to_owned)
-            });
-            let Some(victim) = victim else { return Ok(()) };
-            self.unlink_artifacts(opened, root, std::slice::from_ref(&victim), Some(GoneReason::Evicted))?;
+            let next = opened.catalog.write().next_to_free(max_bytes, len, digest, now_ms);
+            let Some((names, reason)) = next else { return Ok(()) };
+            self.unlink_artifacts(opened, root, &names, Some(reason))?;
         }
     }
 
     /// Looks up the sizes the catalog does not know (artifacts of older
-    /// journals and of the SDK); records whose file is gone are dropped.
-    fn fill_sizes(&self, opened: &Opened, root: &Dir) {
-        let unknown = opened.catalog.known().names_where(|r| r.bytes.is_none());
+    /// journals and of the SDK); records whose file is gone when looked at
+    /// (each was catalogued before) are dropped.
+    pub(super) fn fill_sizes(&self, opened: &Opened, root: &Dir) {
+        let unknown = opened.catalog.known().unsized_names();
         if unknown.is_empty() {
             return;
         }
-        let sizes: Vec<(String, Option<u64>)> =
-            unknown.into_iter().map(|name| { let len = root.file_len(&name).ok().flatten(); (name, len) }).collect();
+        let sizes: Vec<(String, Option<u64>)> = unknown
+            .into_iter()
+            .map(|name| {
+                let len = root.file_len(&name).ok().flatten();
+                (name, len)
+            })
+            .collect();
         let mut known = opened.catalog.write();
         for (name, len) in sizes {
             match len {
-                Some(len) => {
-                    if let Some(record) = known.records.get_mut(&name) {
-                        record.bytes.get_or_insert(len);
-                    }
-                }
+                Some(len) => known.set_size(&name, len),
                 None => {
                     known.forget(&name);
                 }
@@ -162,18 +206,63 @@ impl FileStore {
         }
     }
 
-    /// Drops the records of artifacts whose file is gone (removed by a tool,
-    /// an operator, or a process that crashed before its journal line).
+    /// Forgets the artifacts whose file is gone (removed by a tool, an
+    /// operator, or a process that crashed before its journal line). Only
+    /// names catalogued before the directory is listed are candidates (a
+    /// name stored while the listing runs may be missing from it), and each
+    /// is looked at again before it is forgotten; nothing is unlinked.
     fn reconcile(&self, opened: &Opened, root: &Dir) -> Result<(), StorageError> {
+        let catalogued = opened.catalog.refreshed(|known| known.names_where(|_| true));
         let present: HashSet<String> = root
             .entries()
             .map_err(|e| StorageError::io("list artifact directory", root.path(), e))?
             .into_iter()
             .map(|entry| entry.name)
             .collect();
-        let vanished = opened.catalog.known().names_where(|_| true);
-        let vanished: Vec<String> = vanished.into_iter().filter(|n| !present.contains(n)).collect();
-        self.unlink_artifacts(opened, root, &vanished, None).map(|_| ())
+        let vanished: Vec<String> = catalogued
+            .into_iter()
+            .filter(|name| !present.contains(name))
+            .filter(|name| matches!(root.has_entry(name), Ok(false)))
+            .collect();
+        self.forget_vanished(opened, root, &vanished)
+    }
+
+    /// Rewrites the directory's journal with only what it still needs (the
+    /// live artifacts and the most recent removals with their reasons), now,
+    /// however few of its lines are dead; other processes may go on storing
+    /// and reading meanwhile. Stores and removals do this by themselves once
+    /// most of the journal's lines are dead. Returns whether it was
+    /// rewritten (never on platforms without file identities).
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Io`] when the journal cannot be read or its
+    /// replacement written (the journal is then unchanged).
+    pub fn compact_journal(&self) -> Result<bool, StorageError> {
+        let opened = self.open_and_sweep(0, false)?;
+        opened.catalog.refreshed(|_| ());
+        opened.catalog.compact(&ARTIFACT_TEMPS, true)
+    }
+}
+
+/// Whether the regular file `name` of `root` holds exactly `expected`
+/// (read through the directory, never through a link).
+fn holds_exactly(root: &Dir, name: &str, expected: &[u8]) -> bool {
+    let Ok(Some(mut file)) = root.open_read(name) else { return false };
+    let mut buf = vec![0u8; expected.len().clamp(1, 64 * 1024)];
+    let mut seen = 0;
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return seen == expected.len(),
+            Ok(n) => {
+                if expected.get(seen..seen + n) != Some(&buf[..n]) {
+                    return false;
+                }
+                seen += n;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
     }
 }
 
@@ -267,15 +356,13 @@ impl FileStore {
             }
             return Err(StorageError::gone(reference, GoneReason::Expired));
         }
-        Ok(Located { opened, root, name, record })
+        Ok(Located { opened, root, name, record, now_ms })
     }
 
     /// Records a retrieve as a use, for the byte budget's order.
     fn used(&self, found: &Located<'_, '_>) {
         if FileStore::policy(self).max_bytes.is_some() {
-            if let Some(uses) = &mut found.opened.catalog.write().uses {
-                uses.touch(found.name);
-            }
+            found.opened.catalog.write().touch(found.name, found.now_ms);
         }
     }
 }
@@ -287,6 +374,8 @@ struct Located<'s, 'r> {
     /// Its file name (a part of the reference).
     name: &'r str,
     record: Option<Record>,
+    /// The time of the retrieve.
+    now_ms: u64,
 }
 
 impl Located<'_, '_> {
@@ -313,15 +402,6 @@ pub struct MappedBlob {
     pub content: Mapped,
 }
 
-/// A least-recently-used order of `records` by creation time (no use seen yet).
-fn order_of(records: &HashMap<String, Record>) -> UseOrder {
-    let mut uses = UseOrder::default();
-    for (name, record) in records {
-        uses.insert_unused(name, record.created_ms.unwrap_or(0));
-    }
-    uses
-}
-
 impl Lifecycle for FileStore {
     fn policy(&self) -> Policy {
         FileStore::policy(self)
@@ -332,7 +412,7 @@ impl Lifecycle for FileStore {
         *self.shared.policy.write().unwrap_or_else(std::sync::PoisonError::into_inner) = policy;
         if policy.max_bytes.is_none() {
             if let Some(opened) = self.shared.opened.get() {
-                opened.catalog.write().uses = None;
+                opened.catalog.write().track_uses(false);
             }
         }
         Ok(())
@@ -349,10 +429,30 @@ impl Lifecycle for FileStore {
         Ok(Blob { content: found.content.unwrap_or_default(), content_type: found.content_type })
     }
 
+    /// Looks the reference up in the catalog (read again when it does not
+    /// know the name) and checks, without following a link, that its
+    /// regular file is there; a file without a record counts, as a
+    /// retrieve reads it.
+    fn holds(&self, reference: &str, now_ms: u64) -> Result<bool, StorageError> {
+        let opened = self.open(now_ms)?;
+        let cwd = std::env::current_dir().ok();
+        let Some(name) = resolve::reference_filename(&self.artifact_dir, reference, cwd.as_deref().and_then(Path::to_str))
+        else {
+            return Ok(false);
+        };
+        if opened.catalog.get(name).is_some_and(|r| r.expired(now_ms)) {
+            return Ok(false);
+        }
+        let root = opened.root(self.durable)?;
+        root.file_len(name)
+            .map(|len| len.is_some())
+            .map_err(|e| StorageError::io("look at artifact", root.path().join(name), e))
+    }
+
     fn cleanup_expired(&self, now_ms: u64) -> Result<usize, StorageError> {
         let opened = self.open_and_sweep(now_ms, false)?;
         let root = opened.root(self.durable)?;
-        let expired = opened.catalog.refreshed(|known| known.names_where(|r| r.expired(now_ms)));
+        let expired = opened.catalog.refreshed(|known| known.expired(now_ms));
         let removed = self.unlink_artifacts(opened, &root, &expired, Some(GoneReason::Expired))?;
         self.reconcile(opened, &root)?;
         Ok(removed)

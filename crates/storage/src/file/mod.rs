@@ -8,6 +8,7 @@
 //!   <ms>_<n>_<sanitized key><ext>   one file per artifact, raw content
 //!   .metadata.journal               {"f":"<file name>","t":"<content type>"}\n per artifact
 //!   .metadata.json                  SDK-written map file name -> content type (read only)
+//!   .metadata.lock                  locked while a store under a byte budget evicts and publishes
 //!   .tmp-<pid>-<seq>                in-flight writes (removed when older than an hour)
 //!   .blobs/<sha256>                 deduplicated content, hard-linked to its artifacts
 //!   <key segments>/...              values of the key-value API (see `keys`)
@@ -19,19 +20,20 @@ mod lifecycle;
 mod names;
 mod resolve;
 
+use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use offload_atomic::{Dir, Staged, Step, TempNames};
 
 use crate::{Blob, BlobStore, NewBlob, Sequence, StorageError};
-use journal::{Catalog, Record};
+use journal::{Catalog, Record, LOCK_FILE};
 
-use crate::lifecycle::digest;
+use crate::lifecycle::{digest, ContentDigest};
 use crate::removal::{next_store_id, HookSlot, Removal, RemovalHook};
 use crate::Policy;
 
@@ -42,7 +44,8 @@ pub use names::sanitize_id;
 /// `retrieve`, and reserved in the key-value API.
 pub(crate) const TEMP_PREFIX: &str = ".tmp-";
 
-/// Names of the temporary files of artifacts: `.tmp-<pid>-<seq>`.
+/// Names of the temporary files of artifacts (and of compacted journals):
+/// `.tmp-<pid>-<seq>`.
 const ARTIFACT_TEMPS: TempNames = TempNames::plain(TEMP_PREFIX);
 
 /// How many final names are tried before a store gives up (each collision
@@ -67,9 +70,21 @@ pub enum ReferenceStyle {
 #[derive(Debug)]
 struct Opened {
     dir: PathBuf,
-    /// The open directory; `None` until it could be opened.
-    root: RwLock<Option<Arc<Dir>>>,
+    /// What is known of the artifacts, and the open directory.
     catalog: Catalog,
+    /// The directory's lock file, opened on the first store under a byte
+    /// budget (see [`Opened::lock_budget`]).
+    budget: Mutex<Option<LockFile>>,
+}
+
+/// An artifact on its way into the directory.
+struct Incoming<'a> {
+    sequence: u64,
+    key: &'a str,
+    content: &'a [u8],
+    content_type: &'a str,
+    /// Its digest, when the store deduplicates.
+    digest: Option<ContentDigest>,
 }
 
 /// File-system storage backend with the SDK's `FileStorage` file names and
@@ -86,7 +101,12 @@ struct Opened {
 ///   file; on a name collision the counter is bumped and another name is
 ///   tried. Several instances and processes may share one directory.
 /// * **O(1) per store**: content types are appended, one line per artifact,
-///   to `.metadata.journal`; nothing is rewritten.
+///   to `.metadata.journal`; once most of its lines are dead (removed
+///   artifacts), the journal is compacted, safely for concurrent writers and
+///   readers, at an amortised constant cost per line.
+/// * **Budgets hold across processes**: with a byte budget, a store takes
+///   the directory's lock (`.metadata.lock`) to evict and publish, so the
+///   artifacts on disk never add up to more than the budget.
 /// * **Confined reads**: [`retrieve`](BlobStore::retrieve) only ever opens a
 ///   regular, non-hidden file directly inside the directory, never through a
 ///   symlink.
@@ -270,17 +290,7 @@ impl FileStore {
         let now = tags.now();
         let opened = self.open(now)?;
         let digest = policy.dedup.then(|| digest(&content));
-        let linked = match &digest {
-            Some(d) => self.link_shared(opened, d, len, sequence, key, content_type),
-            None => None,
-        };
-        let (root, filename) = match linked {
-            Some(done) => done,
-            None => self.write_new(opened, &content, sequence, key, content_type)?,
-        };
-        if let Some(d) = &digest {
-            self.share(&root, &filename, d);
-        }
+        let incoming = Incoming { sequence, key, content: &content, content_type, digest };
         let record = Record {
             content_type: content_type.to_owned(),
             bytes: Some(len),
@@ -289,21 +299,10 @@ impl FileStore {
             session: tags.session.map(Arc::from),
             digest,
         };
-        if let Err(e) = opened.catalog.record(&filename, record, self.durable) {
-            let _ = root.remove_file(&filename);
-            return Err(e);
-        }
-        if self.durable {
-            // One directory flush covers the artifact's name and, on the
-            // first store, the journal's.
-            if let Err(e) = root.sync() {
-                let _ = root.remove_file(&filename);
-                return Err(artifact_write_error(e));
-            }
-        }
-        if let Some(max_bytes) = policy.max_bytes {
-            self.keep_under(opened, &root, max_bytes, &filename)?;
-        }
+        let filename = match policy.max_bytes {
+            None => self.publish_and_record(opened, &incoming, record)?,
+            Some(max_bytes) => self.store_under_budget(opened, &incoming, record, max_bytes, now)?,
+        };
         Ok(match style {
             ReferenceStyle::Joined => resolve::join(&self.artifact_dir, &filename),
             ReferenceStyle::Concatenated => {
@@ -312,42 +311,148 @@ impl FileStore {
         })
     }
 
-    /// Writes `content` as a new file under the first free artifact name
-    /// (see [`FileStore::stage_and_publish`]).
-    fn write_new(
+    /// Publishes an artifact (a new name of identical content already
+    /// held, or its content written anew) and journals it; returns its name.
+    fn publish_and_record(&self, opened: &Opened, incoming: &Incoming<'_>, record: Record) -> Result<String, StorageError> {
+        let linked = incoming.digest.as_ref().and_then(|d| self.link_shared(opened, d, incoming));
+        let (root, filename) = match linked {
+            Some(done) => done,
+            None => self.write_new(opened, incoming)?,
+        };
+        self.finish_store(opened, &root, &filename, incoming.digest.as_ref(), record)?;
+        Ok(filename)
+    }
+
+    /// Stores within `max_bytes`: the content is written (unnamed) first,
+    /// then, holding the directory's budget lock, the catalog is read again,
+    /// what must go to make room goes (what expired first, then the least
+    /// recently used), and the artifact is published and journaled. With
+    /// every store serialised that way across threads and processes, the
+    /// artifacts on disk never add up to more than the budget.
+    fn store_under_budget(
         &self,
         opened: &Opened,
-        content: &[u8],
-        sequence: u64,
-        key: &str,
-        content_type: &str,
-    ) -> Result<(Arc<Dir>, String), StorageError> {
-        match self.stage_and_publish(opened, content, sequence, key, content_type) {
+        incoming: &Incoming<'_>,
+        record: Record,
+        max_bytes: u64,
+        now_ms: u64,
+    ) -> Result<String, StorageError> {
+        let len = incoming.content.len() as u64;
+        let already_held = incoming.digest.as_ref().is_some_and(|d| self.blob_present(opened, d, len));
+        let mut staged = if already_held { None } else { Some(self.stage_with_fallback(opened, incoming.content)?) };
+        let result = (|| {
+            let _budget = opened.lock_budget(self.durable)?;
+            let root = opened.root(self.durable)?;
+            opened.catalog.refreshed(|_| ());
+            self.fill_sizes(opened, &root);
+            self.make_room(opened, &root, max_bytes, len, incoming.digest.as_ref(), now_ms)?;
+            let linked = incoming.digest.as_ref().and_then(|d| self.link_shared(opened, d, incoming));
+            let (root, filename) = match linked {
+                Some(done) => done,
+                None => {
+                    if incoming.digest.is_some() {
+                        // Counted as shared, but not linked after all: the
+                        // content needs room of its own.
+                        self.make_room(opened, &root, max_bytes, len, None, now_ms)?;
+                    }
+                    match staged.take() {
+                        Some((root, content)) => self.publish_staged(opened, root, content, incoming)?,
+                        None => self.write_new(opened, incoming)?,
+                    }
+                }
+            };
+            self.finish_store(opened, &root, &filename, incoming.digest.as_ref(), record)?;
+            Ok(filename)
+        })();
+        if let Some((root, content)) = staged {
+            content.discard(&root);
+        }
+        result
+    }
+
+    /// The last steps of a store: the content made findable by its digest,
+    /// the journal line (and with `durable`, the directory flushed). On
+    /// failure the artifact's name is removed again.
+    fn finish_store(
+        &self,
+        opened: &Opened,
+        root: &Dir,
+        filename: &str,
+        digest: Option<&ContentDigest>,
+        record: Record,
+    ) -> Result<(), StorageError> {
+        if let Some(d) = digest {
+            self.share(root, filename, d);
+        }
+        if let Err(e) = opened.catalog.record(filename, record, self.durable) {
+            let _ = root.remove_file(filename);
+            return Err(e);
+        }
+        if self.durable {
+            // One directory flush covers the artifact's name and, on the
+            // first store, the journal's.
+            if let Err(e) = root.sync() {
+                let _ = root.remove_file(filename);
+                return Err(artifact_write_error(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `content` as a new file under the first free artifact name
+    /// (see [`FileStore::stage_and_publish`]).
+    fn write_new(&self, opened: &Opened, incoming: &Incoming<'_>) -> Result<(Arc<Dir>, String), StorageError> {
+        match self.stage_and_publish(opened, incoming) {
             Ok(done) => Ok(done),
-            Err(e) if self.shared.anonymous_files.load(Ordering::Relaxed) => {
+            Err(e) if self.shared.anonymous_files.swap(false, Ordering::Relaxed) => {
                 // An unnamed file that could not be linked (for example where
                 // `/proc` is not mounted): use named temporary files from now on.
-                self.shared.anonymous_files.store(false, Ordering::Relaxed);
-                self.stage_and_publish(opened, content, sequence, key, content_type)
-                    .map_err(|_| e)
+                self.stage_and_publish(opened, incoming).map_err(|_| e)
             }
             Err(e) => Err(e),
         }
     }
 
-    /// Writes `content` unnamed into the directory and publishes it under the
-    /// first free artifact name; nothing is left behind on failure. Returns
-    /// the directory it was published in and the name.
-    fn stage_and_publish(
+    /// Stages `content` (see [`FileStore::stage`]); an unnamed file that
+    /// cannot be made turns unnamed files off and a named one is tried.
+    fn stage_with_fallback(&self, opened: &Opened, content: &[u8]) -> Result<(Arc<Dir>, Staged), StorageError> {
+        match self.stage(opened, content) {
+            Err(e) if self.shared.anonymous_files.swap(false, Ordering::Relaxed) => {
+                self.stage(opened, content).map_err(|_| e)
+            }
+            other => other,
+        }
+    }
+
+    /// Publishes content staged earlier under the first free artifact name;
+    /// when it cannot be (an unnamed file that cannot be linked), it is
+    /// written again as a named temporary file and published.
+    fn publish_staged(
         &self,
         opened: &Opened,
-        content: &[u8],
-        sequence: u64,
-        key: &str,
-        content_type: &str,
+        root: Arc<Dir>,
+        staged: Staged,
+        incoming: &Incoming<'_>,
     ) -> Result<(Arc<Dir>, String), StorageError> {
-        let (root, staged) = self.stage(opened, content)?;
-        match self.publish(&root, &staged, sequence, key, content_type) {
+        match self.publish(&root, &staged, incoming) {
+            Ok(name) => Ok((root, name)),
+            Err(e) => {
+                staged.discard(&root);
+                if self.shared.anonymous_files.swap(false, Ordering::Relaxed) {
+                    self.stage_and_publish(opened, incoming).map_err(|_| e)
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// Writes the content unnamed into the directory and publishes it under
+    /// the first free artifact name; nothing is left behind on failure.
+    /// Returns the directory it was published in and the name.
+    fn stage_and_publish(&self, opened: &Opened, incoming: &Incoming<'_>) -> Result<(Arc<Dir>, String), StorageError> {
+        let (root, staged) = self.stage(opened, incoming.content)?;
+        match self.publish(&root, &staged, incoming) {
             Ok(name) => Ok((root, name)),
             Err(e) => {
                 staged.discard(&root);
@@ -374,17 +479,8 @@ impl FileStore {
     }
 
     /// Publishes `staged` under the first free artifact name and returns it.
-    fn publish(
-        &self,
-        root: &Dir,
-        staged: &Staged,
-        sequence: u64,
-        key: &str,
-        content_type: &str,
-    ) -> Result<String, StorageError> {
-        self.claim_name(root, sequence, key, content_type, |filename| {
-            staged.publish_new(root, filename).map_err(artifact_write_error)
-        })
+    fn publish(&self, root: &Dir, staged: &Staged, incoming: &Incoming<'_>) -> Result<String, StorageError> {
+        self.claim_name(root, incoming, |filename| staged.publish_new(root, filename).map_err(artifact_write_error))
     }
 
     /// Tries artifact names (from `sequence` on, later numbers on a
@@ -392,14 +488,12 @@ impl FileStore {
     fn claim_name(
         &self,
         root: &Dir,
-        sequence: u64,
-        key: &str,
-        content_type: &str,
+        incoming: &Incoming<'_>,
         mut publish_as: impl FnMut(&str) -> Result<bool, StorageError>,
     ) -> Result<String, StorageError> {
         for attempt in 0..MAX_NAME_ATTEMPTS {
-            let counter = if attempt == 0 { sequence } else { self.next_sequence() };
-            let filename = names::artifact_filename(now_ms(), counter, key, content_type);
+            let counter = if attempt == 0 { incoming.sequence } else { self.next_sequence() };
+            let filename = names::artifact_filename(now_ms(), counter, incoming.key, incoming.content_type);
             if publish_as(&filename)? {
                 return Ok(filename);
             }
@@ -444,13 +538,14 @@ impl FileStore {
         if let Some(root) = &root {
             root.sweep_stale(&ARTIFACT_TEMPS, offload_atomic::STALE_AFTER);
         }
-        let catalog = Catalog::load(&dir);
-        let opened = self.shared.opened.get_or_init(|| Opened { dir, root: RwLock::new(root), catalog });
+        let catalog = Catalog::load(root);
+        let opened = self.shared.opened.get_or_init(|| Opened { dir, catalog, budget: Mutex::new(None) });
         // What expired while no store had the directory open goes now.
         if let (true, Ok(root)) = (sweep, opened.root(self.durable)) {
-            let expired = opened.catalog.known().names_where(|r| r.expired(now_ms));
+            let expired = opened.catalog.known().expired(now_ms);
             let _ = self.unlink_artifacts(opened, &root, &expired, Some(crate::GoneReason::Expired));
         }
+        opened.catalog.compact_if_due(&ARTIFACT_TEMPS);
         Ok(opened)
     }
 }
@@ -459,8 +554,8 @@ impl Opened {
     /// The open artifact directory (opened, and created, if it could not be
     /// when the store opened).
     fn root(&self, durable: bool) -> Result<Arc<Dir>, StorageError> {
-        if let Some(root) = self.root.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
-            return Ok(Arc::clone(root));
+        if let Some(root) = self.catalog.root() {
+            return Ok(root);
         }
         self.reopen(durable)
     }
@@ -471,8 +566,89 @@ impl Opened {
         let root = Dir::open(&self.dir, true, durable)
             .map(Arc::new)
             .map_err(|e| StorageError::io("create artifact directory", &self.dir, e))?;
-        *self.root.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&root));
+        self.catalog.set_root(Arc::clone(&root));
         Ok(root)
+    }
+
+    /// Takes the directory's budget lock: an exclusive lock on
+    /// `.metadata.lock` (opened through the directory, never through a
+    /// link, created if missing), which serialises the stores under a byte
+    /// budget of every process and every instance, taken under a mutex
+    /// that serialises the threads sharing this descriptor. Released when
+    /// the guard is dropped.
+    fn lock_budget(&self, durable: bool) -> Result<BudgetLock<'_>, StorageError> {
+        let mut slot = self.budget.lock().unwrap_or_else(PoisonError::into_inner);
+        for _ in 0..3 {
+            let root = self.root(durable)?;
+            let error = |e| StorageError::io("lock", root.path().join(LOCK_FILE), e);
+            let lock = match slot.take() {
+                Some(lock) => lock,
+                None => LockFile::open(&root).map_err(error)?,
+            };
+            lock.file.lock().map_err(error)?;
+            if lock.is_current(&root) {
+                *slot = Some(lock);
+                return Ok(BudgetLock { slot });
+            }
+            // Removed or replaced since it was opened: another process may
+            // hold the new one. Dropping the descriptor releases the lock.
+        }
+        Err(StorageError::io(
+            "lock",
+            self.dir.join(LOCK_FILE),
+            io::Error::other("the lock file was replaced on every attempt"),
+        ))
+    }
+}
+
+/// The directory's lock file, open.
+#[derive(Debug)]
+struct LockFile {
+    file: File,
+    /// Its device and inode, to tell whether the name still names it.
+    #[cfg(unix)]
+    identity: (u64, u64),
+}
+
+impl LockFile {
+    /// Opens `.metadata.lock` of `root` (created if missing), through the
+    /// directory and never through a link.
+    fn open(root: &Dir) -> io::Result<Self> {
+        let file = root.open_append(LOCK_FILE, true)?;
+        #[cfg(unix)]
+        let identity = offload_atomic::file_identity(&file)?;
+        Ok(LockFile {
+            file,
+            #[cfg(unix)]
+            identity,
+        })
+    }
+
+    /// Whether it is still the directory's lock file (taken as yes where
+    /// files have no identity to compare).
+    fn is_current(&self, root: &Dir) -> bool {
+        #[cfg(unix)]
+        {
+            root.identity(LOCK_FILE).ok().flatten() == Some(self.identity)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = root;
+            true
+        }
+    }
+}
+
+/// The budget lock of a directory, held (see [`Opened::lock_budget`]).
+struct BudgetLock<'a> {
+    slot: MutexGuard<'a, Option<LockFile>>,
+}
+
+impl Drop for BudgetLock<'_> {
+    fn drop(&mut self) {
+        if let Some(lock) = self.slot.as_ref() {
+            let _ = lock.file.unlock();
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! Artifact file names: the SDK's `sanitizeId`, extensions and the length
 //! limit.
 
+use crate::kv::is_control_character;
+
 /// Largest file name (in bytes) accepted by common file systems.
 pub(crate) const MAX_FILENAME_BYTES: usize = 255;
 
@@ -44,9 +46,10 @@ pub fn sanitize_id(raw: &str) -> String {
 /// `text/plain`, otherwise `.` followed by the text after the last `/`.
 ///
 /// Characters that some platform cannot have in a file name (`\`, `:`,
-/// `<>"|?*`, ASCII control characters) are replaced by `_`, and so is a
-/// trailing `.` or space (Windows drops them); everything else is kept, so
-/// names stay identical to the SDK's for every common content type.
+/// `<>"|?*`, control characters as [`is_control_character`] defines them,
+/// C1 included) are replaced by `_`, and so is a trailing `.` or space
+/// (Windows drops them); everything else is kept, so names stay identical
+/// to the SDK's for every common content type.
 pub(crate) fn extension_for(content_type: &str) -> String {
     if content_type == "text/plain" {
         return ".txt".to_owned();
@@ -72,7 +75,7 @@ pub(crate) fn extension_for(content_type: &str) -> String {
 
 /// A character some platform does not allow in a file name.
 fn is_unportable_char(c: char) -> bool {
-    matches!(c, '/' | '\\' | ':' | '<' | '>' | '"' | '|' | '?' | '*') || c.is_ascii_control()
+    matches!(c, '/' | '\\' | ':' | '<' | '>' | '"' | '|' | '?' | '*') || is_control_character(c)
 }
 
 /// Builds the artifact file name
@@ -115,7 +118,7 @@ pub(crate) fn has_artifact_shape(name: &str) -> bool {
 /// as a reference. (Names the SDK wrote with other characters that Windows
 /// refuses, such as a trailing `.`, still read where they exist.)
 pub(crate) fn is_artifact_name(name: &str) -> bool {
-    has_artifact_shape(name) && !name.chars().any(|c| matches!(c, '/' | '\\' | ':') || c.is_control())
+    has_artifact_shape(name) && !name.chars().any(|c| matches!(c, '/' | '\\' | ':') || is_control_character(c))
 }
 
 fn truncate_at_char_boundary(s: &mut String, max_bytes: usize) {
@@ -172,6 +175,10 @@ mod tests {
         assert_eq!(extension_for(""), "._");
         assert_eq!(extension_for("a/b\\c\0d\ne"), ".b_c_d_e");
         assert_eq!(extension_for("x/a:b<c>d|e?f*g\"h."), ".a_b_c_d_e_f_g_h_");
+        // C1 control characters too: the name must be one `is_artifact_name` accepts.
+        assert_eq!(extension_for("application/pdf\u{85}"), ".pdf_");
+        assert_eq!(extension_for("x/a\u{9f}b\u{7f}c\u{a0}d"), ".a_b_c\u{a0}d");
+        assert!(is_artifact_name(&artifact_filename(1, 1, "k", "application/pdf\u{85}")));
     }
 
     #[test]
