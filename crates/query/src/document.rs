@@ -12,12 +12,17 @@
 //! keep invalid UTF-8 bytes as they are (printed as U+FFFD). Strings without
 //! escapes share one copy of the document instead of being allocated one by one.
 
+use crate::cost;
 use crate::error::QueryError;
 use crate::limits::MAX_DEPTH;
 use crate::meter;
 use crate::value::Value;
 use bytes::Bytes;
 use jaq_json::{Map, Num, Rc, Val};
+
+/// Longest integer literal read as an exact integer (4096 bits, the widest
+/// integer arithmetic keeps exact); longer ones keep their literal text.
+const MAX_INT_DIGITS: usize = 1234;
 
 /// A reading failure: byte offset and message.
 type Failure = (usize, String);
@@ -64,35 +69,53 @@ fn line_column(doc: &[u8], offset: usize) -> (usize, usize) {
 /// Whether `s` is exactly one JSON number.
 pub(crate) fn is_json_number(s: &[u8]) -> bool {
     let buf = Bytes::new();
-    let mut r = Reader { s, buf: &buf, i: 0 };
+    let mut r = Reader {
+        s,
+        buf: &buf,
+        i: 0,
+        pending: 0,
+    };
     r.number_end().is_ok() && r.i == s.len()
 }
 
 /// Reads all values of a document.
 fn read_all(buf: &Bytes) -> Result<Vec<Value>, Failure> {
-    let mut r = Reader { s: buf, buf, i: 0 };
+    let mut r = Reader {
+        s: buf,
+        buf,
+        i: 0,
+        pending: 0,
+    };
     let mut values = Vec::new();
     loop {
         r.skip_ws();
         if r.i >= buf.len() {
+            r.flush();
             return Ok(values);
         }
-        values.push(r.value()?);
+        let v = r.value()?;
+        r.pending += cost::VALUE;
+        values.push(v);
     }
 }
 
-/// An array or object being read.
-enum Frame {
-    Arr(Vec<Val>),
-    /// The map so far and the key whose value is being read.
-    Obj(Map, Val),
+/// An array or object being read; its items (for objects: keys and values
+/// alternating) are the values of the reader's stack from `start` on.
+struct Frame {
+    is_arr: bool,
+    start: usize,
 }
+
+/// Charges gathered before they are passed to the meter in one go.
+const PENDING_BYTES: usize = 256 << 10;
 
 struct Reader<'a> {
     s: &'a [u8],
     /// The same bytes, for sharing string slices.
     buf: &'a Bytes,
     i: usize,
+    /// Memory of small values read but not yet charged (at most [`PENDING_BYTES`]).
+    pending: usize,
 }
 
 impl Reader<'_> {
@@ -110,14 +133,32 @@ impl Reader<'_> {
         }
     }
 
+    /// Charges the memory gathered so far.
+    fn flush(&mut self) {
+        meter::charge(core::mem::take(&mut self.pending));
+    }
+
+    /// Charges `bytes` (with what is pending) before a container is allocated.
+    fn charge(&mut self, bytes: usize) {
+        self.pending = self.pending.saturating_add(bytes);
+        if self.pending >= PENDING_BYTES {
+            self.flush();
+        }
+    }
+
     /// One complete value, read iteratively.
+    ///
+    /// The items of all open containers wait on one stack; a container is
+    /// allocated at its exact size when it closes, after its memory is charged.
     fn value(&mut self) -> Result<Value, Failure> {
         let mut open: Vec<Frame> = Vec::new();
+        let mut stack: Vec<Val> = Vec::new();
         let mut deepest = 0;
         let mut count = 0u32;
         loop {
             count = count.wrapping_add(1);
             if count.is_multiple_of(4096) {
+                self.flush();
                 meter::check_time();
             }
             // at the start of a value
@@ -134,19 +175,28 @@ impl Reader<'_> {
                     match (c, self.peek()) {
                         (b'[', Some(b']')) => {
                             self.i += 1;
+                            self.charge(cost::ARRAY);
                             Val::Arr(Rc::new(Vec::new()))
                         }
                         (b'{', Some(b'}')) => {
                             self.i += 1;
+                            self.charge(cost::OBJECT);
                             Val::obj(Map::default())
                         }
                         (b'[', _) => {
-                            open.push(Frame::Arr(Vec::new()));
+                            open.push(Frame {
+                                is_arr: true,
+                                start: stack.len(),
+                            });
                             continue;
                         }
                         _ => {
+                            open.push(Frame {
+                                is_arr: false,
+                                start: stack.len(),
+                            });
                             let key = self.key()?;
-                            open.push(Frame::Obj(Map::default(), key));
+                            self.push(&mut stack, key);
                             continue;
                         }
                     }
@@ -160,31 +210,29 @@ impl Reader<'_> {
             };
             // a value is complete: store it, closing the containers it completes
             loop {
-                let Some(frame) = open.last_mut() else {
+                let Some(frame) = open.last() else {
+                    self.flush();
                     return Ok(Value::parsed(v, deepest));
                 };
-                let is_arr = matches!(frame, Frame::Arr(_));
-                match frame {
-                    Frame::Arr(items) => items.push(v),
-                    Frame::Obj(map, key) => {
-                        map.insert(core::mem::take(key), v);
-                    }
-                }
+                let is_arr = frame.is_arr;
+                self.push(&mut stack, v);
                 self.skip_ws();
                 match (self.peek(), is_arr) {
                     (Some(b','), _) => {
                         self.i += 1;
-                        if let Some(Frame::Obj(_, key)) = open.last_mut() {
-                            *key = self.key()?;
+                        if !is_arr {
+                            let key = self.key()?;
+                            self.push(&mut stack, key);
                         }
                         break;
                     }
                     (Some(b']'), true) | (Some(b'}'), false) => {
                         self.i += 1;
-                        v = match open.pop() {
-                            Some(Frame::Arr(items)) => Val::Arr(Rc::new(items)),
-                            Some(Frame::Obj(map, _)) => Val::obj(map),
-                            None => Val::Null,
+                        let start = open.pop().map_or(0, |f| f.start);
+                        v = if is_arr {
+                            self.close_array(&mut stack, start)
+                        } else {
+                            self.close_object(&mut stack, start)
                         };
                     }
                     (None, true) => return self.fail("EOF while parsing a list"),
@@ -194,6 +242,42 @@ impl Reader<'_> {
                 }
             }
         }
+    }
+
+    /// Puts a value on the stack, charging the stack's growth first.
+    fn push(&mut self, stack: &mut Vec<Val>, v: Val) {
+        if stack.len() == stack.capacity() {
+            let cap = stack.capacity();
+            let grown = (2 * cap).max(16);
+            self.pending += cost::slots(grown) - cost::slots(cap);
+            self.flush();
+            stack.reserve_exact(grown - cap);
+        }
+        stack.push(v);
+    }
+
+    /// The array of the stack's values from `start` on.
+    fn close_array(&mut self, stack: &mut Vec<Val>, start: usize) -> Val {
+        let n = stack.len() - start;
+        if start == 0 {
+            // the outermost container: the stack itself (its slots are charged) becomes the array
+            self.charge(cost::ARRAY);
+            return Val::Arr(Rc::new(core::mem::take(stack)));
+        }
+        self.charge(cost::array(n));
+        Val::Arr(Rc::new(stack.drain(start..).collect()))
+    }
+
+    /// The object of the stack's keys and values from `start` on.
+    fn close_object(&mut self, stack: &mut Vec<Val>, start: usize) -> Val {
+        let n = (stack.len() - start) / 2;
+        self.charge(cost::object(n));
+        let mut map = Map::with_capacity_and_hasher(n, Default::default());
+        let mut items = stack.drain(start..);
+        while let (Some(k), Some(v)) = (items.next(), items.next()) {
+            map.insert(k, v);
+        }
+        Val::obj(map)
     }
 
     /// An object key and the colon after it.
@@ -288,7 +372,16 @@ impl Reader<'_> {
         }
         // only ASCII digits, signs, dots and exponents remain here
         let text = std::str::from_utf8(text).unwrap_or("0");
-        Ok(<Val as jaq_core::ValT>::from_num(text).unwrap_or(Val::Null))
+        let v = if int && text.len() > MAX_INT_DIGITS {
+            // reading a big integer takes time quadratic in its length: keep the literal
+            Val::Num(Num::Dec(Rc::new(text.to_string())))
+        } else {
+            <Val as jaq_core::ValT>::from_num(text).unwrap_or(Val::Null)
+        };
+        if let Val::Num(n) = &v {
+            self.charge(cost::number(n));
+        }
+        Ok(v)
     }
 
     fn hex4(&mut self) -> Result<u32, Failure> {
@@ -314,6 +407,7 @@ impl Reader<'_> {
         if self.s[self.i + run] == b'"' {
             let text = self.buf.slice(self.i..self.i + run);
             self.i += run + 1;
+            self.charge(cost::STRING);
             return Ok(Val::utf8_str(text));
         }
         let mut out = self.s[self.i..self.i + run].to_vec();
@@ -323,6 +417,8 @@ impl Reader<'_> {
                 None => return Err((start, "EOF while parsing a string".into())),
                 Some(b'"') => {
                     self.i += 1;
+                    out.shrink_to_fit();
+                    self.charge(cost::string(out.len()));
                     return Ok(Val::utf8_str(out));
                 }
                 Some(0x00..=0x1f) => {

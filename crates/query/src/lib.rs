@@ -46,7 +46,8 @@
 //! the limit. Because it unwinds instead of raising a jq error, `try`, `?` and
 //! `//` cannot swallow it. The result is handed to the caller as soon as it is
 //! known (for a tripped limit: at the trip, before unwinding); the thread then
-//! drops the parsed document and whatever the query built on its own.
+//! drops the parsed document and whatever the query built, and only then gives
+//! its memory back to the shared budget (see **Memory**).
 //!
 //! - **Steps** ([`QueryLimits::max_steps`], default 50 million): jaq looks up
 //!   the program through its global data on every term it evaluates; this
@@ -57,23 +58,46 @@
 //!   and the like, each index, slice, update and arithmetic operation, each node
 //!   visited when comparing values (`==`, `sort`, `group_by`, `unique`, `-`,
 //!   `contains`, `indices`), each element and each 16 bytes of strings printed
-//!   by `tostring`/`tojson`/output, each element collected into an array, and
-//!   long native operations in proportion to their input. A regular expression
-//!   match is charged `text length × (1 + automaton size / 1 KiB)` steps before
-//!   it runs and is refused if that exceeds the steps left.
+//!   by `tostring`/`tojson`/output, each element collected into an array. Every
+//!   native whose work grows with its input counts steps in proportion to it
+//!   *before* doing it (one step per 256 bytes compared, hashed or copied, per 16
+//!   characters decoded, per 2 bytes of white space trimmed, per directive of a
+//!   date format, ...), so no single operation runs long unmetered. A regular
+//!   expression search counts steps for every position of the text it visits,
+//!   in proportion to the states of its automaton it keeps active and the
+//!   capture slots they copy (see `regex`): it stops when the steps or the
+//!   time run out, whatever its pattern or text.
 //! - **Time** ([`QueryLimits::time_budget`], default 5 s, measured from the
-//!   call): the clock is read every 512 steps and periodically while reading
-//!   the document, so a query stops within a few milliseconds after its budget.
+//!   call): the clock is read every 512 steps and every 4096 values while
+//!   reading the document, so a query stops within a few milliseconds after its
+//!   budget.
 //! - **Memory** ([`QueryLimits::max_memory_bytes`], default 1 GiB): a budget of
-//!   cumulative bytes of new values, charged *before* allocating: 16 bytes per
-//!   array slot, 48 per object entry, the bytes of every new string
-//!   (concatenation, `*` repetition, `tostring`, `tojson`, `@base64`, ...), and
-//!   the copy of a shared array or object when an update has to copy it. String
-//!   natives whose output may be larger than their input (`@html` 6×, `@uri` 3×,
-//!   `@sh` 4×, `explode` 16×, ...) are charged that factor up front. Thus
-//!   `"a" * 1e12`-style allocations are refused before they happen, and values
-//!   that share their parts (`[$x, $x]` nested 60 times) cannot be printed,
-//!   converted or walked past the step and memory budgets.
+//!   cumulative bytes, charged *before* allocating, for everything a query
+//!   holds: its copy of the document, the values it reads from it, and every
+//!   value it builds. Charges follow the allocations values really make (heap
+//!   blocks counted as glibc lays them out): a 16-byte slot per array element,
+//!   48 bytes per array and 96 per object besides their entries (40 bytes each
+//!   plus the hash index), 48 bytes of handle per stored string besides its
+//!   bytes, and the growth of arrays, objects and strings by doubling as it
+//!   happens; a copy of a shared array or object when an update has to copy it
+//!   is charged too. A document of `[]`s thus costs about 22 times its size,
+//!   typical JSON 5 to 15 times (short keys and values cost most). Natives charge their
+//!   output before building it (`split`, `explode`, `implode`, date formats
+//!   directive by directive, regular expression matches) or prepay the
+//!   largest output they can build (`@html` 6×, `@uri` 6×, `@sh` 4×,
+//!   `@base64` 2×, ...); `tojson`/`tostring` may use half of the memory left.
+//!   Thus `"a" * 1e12`-style allocations are refused before they happen, and
+//!   values that share their parts (`[$x, $x]` nested 60 times) cannot be
+//!   printed, converted or walked past the step and memory budgets.
+//! - **Shared memory** ([`SHARED_MEMORY_BYTES`], 2 GiB for the process): a
+//!   query reserves the bytes it charges from one budget shared by all queries
+//!   of the process (in chunks of 32 MiB), and gives them back only when its
+//!   thread has dropped everything (after it answered). When a reservation
+//!   cannot be granted, the query waits while other queries are freeing their
+//!   memory, at most until its deadline; if none is freeing memory, or the
+//!   deadline passes, it stops as too expensive ("the queries running at the
+//!   same time hold the 2048 MiB of memory all queries share"). However many
+//!   queries run at once, together they hold at most 2 GiB of charged memory.
 //! - **Nesting depth**: every value carries an upper bound of its nesting depth
 //!   (exact for parsed values, maintained by every constructor); building a
 //!   value deeper than [`MAX_DEPTH`] stops the query. Every recursive walk over
@@ -87,10 +111,14 @@
 //!   overflowing the stack, which would abort the process.
 //! - **Expression size**: at most [`MAX_EXPRESSION_BYTES`] (16 KiB). jaq's
 //!   parser and compiler are recursive; this bound keeps them far inside the
-//!   stack (tests nest 29 kinds of constructs up to the bound).
+//!   stack (tests nest 29 kinds of constructs up to the bound). Regular
+//!   expressions built at run time are limited to 64 KiB of pattern and 1 MiB
+//!   of automaton.
 //! - **Integers**: `+`, `-` and `*` keep integers exact up to 4096 bits and
 //!   fall back to doubles beyond (as jq always does), so `. * .` repeated cannot
-//!   build huge numbers.
+//!   build huge numbers. Integer literals longer than 1234 digits (in the
+//!   document or in `fromjson`/`tonumber`) keep their text instead of being
+//!   read as exact integers, which takes time quadratic in their length.
 //! - **Output** ([`QueryLimits::max_outputs`], default 1 million results;
 //!   [`QueryLimits::max_output_bytes`], default 64 MiB): when either is reached
 //!   the query stops and [`QueryOutput::truncated`] is set; if the first result
@@ -103,23 +131,25 @@
 //! `debug`, `stderr` pass their input through without logging; `halt` and
 //! `halt_error` end the query with a jq error; modules (`include`, `import`),
 //! `input_filename`, `$__loc__`, `input_line_number` and `tobytes` are not
-//! available.
+//! available. Dates are in UTC: `localtime` is `gmtime` and `strflocaltime`
+//! is `strftime`, so that a query cannot learn the host's time zone.
 //!
 //! ## Remaining gaps
 //!
-//! - The clock is read between metered operations. One native operation runs to
-//!   its end once started; the longest ones are a regular expression match that
-//!   passed its cost estimate (an estimate, not a bound) and copying a string of
-//!   up to the memory budget (a `memcpy`).
-//! - After a query stops, its thread keeps running in the background for as
+//! - After a query answers, its thread keeps running in the background for as
 //!   long as dropping the document and the built values takes (milliseconds
-//!   to a second for hundreds of MB); the caller does not wait for it, but the
-//!   CPU and memory stay in use until then.
-//! - The memory budget counts the values a query builds, not every allocation:
-//!   the parsed document (about 5 to 12 times the document size), jaq's own
-//!   iterator and closure structures (bounded by the steps), and the spare
-//!   capacity of growing arrays are not counted. Peak memory can therefore
-//!   exceed `max_memory_bytes` by those amounts.
+//!   to a second for hundreds of MB); the caller does not wait for it. Its
+//!   memory stays reserved in the shared budget until then, but its CPU is not
+//!   counted against anything (the binding's search slot is already free).
+//! - The memory budget counts values, not every allocation: jaq's own
+//!   iterator and closure structures (bounded by the steps), the transient
+//!   buffers of a few natives, and memory the allocator keeps after it was
+//!   freed are not counted; cumulative charges also count values that were
+//!   dropped since. Peak RSS of one query stays within a few percent of the
+//!   charged bytes plus the caller's own copy of the document; with several
+//!   queries at once, allocators that keep freed memory per thread (glibc)
+//!   can add a few hundred MB to the shared budget (2.7 GiB measured for four
+//!   queries reading 150 MB documents of `[]`s at once).
 //! - Parsing and compiling the expression is not metered (it is bounded by the
 //!   expression size: well under a second even in a debug build).
 //! - Some jq programs are quadratic in jaq: `[..]`, `paths` or `tostream` on a
@@ -141,9 +171,15 @@
 //!   to 4096 bits) where jq yields a double. `tonumber` keeps the literal too.
 //! - `indices`, `index`, `rindex` on strings count code points (jq 1.6 and 1.7
 //!   count bytes; jq 1.8 counts code points).
-//! - Regular expressions use jaq's engine (regex-bites, Rust `regex` syntax), not
-//!   Oniguruma: `\w`, `\d`, `\s` and case-insensitive matching are ASCII-only,
-//!   no look-around or backreferences.
+//! - Regular expressions have Rust `regex` syntax (compiled by regex-automata,
+//!   searched and metered here, see `regex`), not Oniguruma's: no look-around
+//!   or backreferences; `\w`, `\d`, `\s`, `\b` and case-insensitive matching
+//!   are Unicode-aware, as in jq.
+//! - `implode` refuses what is not a code point (negative numbers, surrogates,
+//!   numbers past 0x10FFFF) with an error, where jq 1.7 substitutes U+FFFD
+//!   (jq 1.6 aborts); fractions are cut off, as in jq. `explode` yields
+//!   U+FFFD for invalid UTF-8, as jq does.
+//! - Dates are in UTC (see above); `%c` follows jiff's layout, not C's locale.
 //! - `@html` escapes `'` as `&apos;` (jq: `&#39;`). `@base32`, `@base32d`,
 //!   `ascii`, `fromstream`, `truncate_stream`, `getpath` with invalid paths,
 //!   `splits` and `sub` flags follow jaq or are missing.
@@ -176,17 +212,21 @@ compile_error!(
      it needs panic = \"unwind\""
 );
 
+mod cost;
 mod document;
 mod error;
 mod limits;
 mod meter;
 mod natives;
 mod program;
+mod regex;
 mod run;
+mod shared_budget;
 mod value;
 
 pub use error::QueryError;
 pub use limits::{QueryLimits, MAX_DEPTH, MAX_EXPRESSION_BYTES};
+pub use shared_budget::SHARED_MEMORY_BYTES;
 
 /// The results of a query.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

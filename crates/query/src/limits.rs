@@ -38,8 +38,11 @@ pub struct QueryLimits {
     pub max_steps: u64,
     /// Wall-clock time allowed for parsing the document and evaluating the expression.
     pub time_budget: Duration,
-    /// Cumulative bytes of new values (array/object slots, string bytes) the
-    /// query may build. This also bounds the work of copying operations.
+    /// Cumulative bytes of memory the query may allocate: its copy of the
+    /// document, the values read from it and every value it builds (see the
+    /// crate docs for what each value is charged). This also bounds the work
+    /// of copying operations. All queries of the process together are further
+    /// held to [`crate::SHARED_MEMORY_BYTES`].
     pub max_memory_bytes: usize,
     /// Total bytes of compact JSON output (without line breaks) returned.
     pub max_output_bytes: usize,
@@ -48,7 +51,7 @@ pub struct QueryLimits {
 }
 
 impl Default for QueryLimits {
-    /// 50 million steps, 5 seconds, 1 GiB of built values, 64 MiB of output, 1 million results.
+    /// 50 million steps, 5 seconds, 1 GiB of memory, 64 MiB of output, 1 million results.
     ///
     /// 50 million steps take about 1 to 2 seconds in a release build; that
     /// lets one pass of `to_entries` or `test(...)` over each of the 150,000

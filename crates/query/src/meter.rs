@@ -11,6 +11,7 @@
 //! Unwinding (rather than returning a jq error) is what makes the limits hard:
 //! a jq error can be swallowed by `try`, `?` or `//`, an unwinding cannot.
 
+use crate::shared_budget::Reservation;
 use std::cell::{Cell, RefCell};
 use std::time::Instant;
 
@@ -27,8 +28,8 @@ pub(crate) enum Limit {
     Depth,
     /// The evaluation recursed so deeply that the thread stack nearly ran out.
     Recursion,
-    /// A regular expression match would cost more steps than are left.
-    Regex,
+    /// The memory shared by all queries of the process is held by other queries.
+    SharedMemory,
 }
 
 /// Unwinding payload used to abort an evaluation that exceeded a limit.
@@ -44,6 +45,10 @@ struct Meter {
     next_clock: Cell<u64>,
     deadline: Cell<Option<Instant>>,
     mem_left: Cell<usize>,
+    /// Bytes reserved from the shared budget and not charged yet.
+    reserved_left: Cell<usize>,
+    /// Bytes charged ahead for an allocation that is about to happen.
+    prepaid: Cell<usize>,
     /// Lowest stack address that evaluation may reach (0: unchecked).
     stack_floor: Cell<usize>,
     tripped: Cell<Option<Limit>>,
@@ -56,6 +61,8 @@ thread_local! {
             next_clock: Cell::new(0),
             deadline: Cell::new(None),
             mem_left: Cell::new(usize::MAX),
+            reserved_left: Cell::new(usize::MAX),
+            prepaid: Cell::new(0),
             stack_floor: Cell::new(0),
             tripped: Cell::new(None),
         }
@@ -64,6 +71,14 @@ thread_local! {
 
 /// Called once with the limit when the first limit trips (before unwinding).
 type TripHook = Box<dyn FnOnce(Limit)>;
+
+thread_local! {
+    /// The current query's share of the shared budget.
+    static RESERVATION: RefCell<Reservation> = RefCell::new(Reservation::default());
+}
+
+/// Smallest piece of the shared budget reserved at a time.
+const RESERVE_CHUNK: usize = 32 << 20;
 
 thread_local! {
     static ON_TRIP: RefCell<Option<TripHook>> = const { RefCell::new(None) };
@@ -86,23 +101,43 @@ pub(crate) fn stack_address() -> usize {
 
 /// Installs fresh budgets for the current thread.
 ///
-/// `stack_room` is how many bytes of stack below the current position
-/// evaluation may use before it is stopped with [`Limit::Recursion`].
-pub(crate) fn install(steps: u64, deadline: Instant, memory: usize, stack_room: usize) {
+/// `memory` is the query's own memory budget; `reservation` its share of the
+/// shared budget so far, which grows as the query charges memory (see
+/// [`crate::shared_budget`]). `stack_room` is how many bytes of stack below the
+/// current position evaluation may use before it is stopped with
+/// [`Limit::Recursion`].
+pub(crate) fn install(
+    steps: u64,
+    deadline: Instant,
+    memory: usize,
+    reservation: Reservation,
+    stack_room: usize,
+) {
     let floor = stack_address().saturating_sub(stack_room);
     METER.with(|m| {
         m.steps_left.set(steps);
         m.next_clock.set(steps.saturating_sub(CLOCK_EVERY));
         m.deadline.set(Some(deadline));
         m.mem_left.set(memory);
+        m.reserved_left.set(0);
+        m.prepaid.set(0);
         m.stack_floor.set(floor);
         m.tripped.set(None);
     });
+    RESERVATION.with(|r| *r.borrow_mut() = reservation);
 }
 
-/// Steps still available.
-pub(crate) fn steps_left() -> u64 {
-    METER.with(|m| m.steps_left.get())
+/// Marks the query's share of the shared budget as being freed (it has answered).
+pub(crate) fn start_release() {
+    RESERVATION.with(|r| r.borrow_mut().start_release());
+}
+
+/// Gives the query's share of the shared budget back; call it once the
+/// query's memory is freed.
+pub(crate) fn release() {
+    let reservation = RESERVATION.with(|r| core::mem::take(&mut *r.borrow_mut()));
+    METER.with(|m| m.reserved_left.set(usize::MAX));
+    drop(reservation);
 }
 
 /// Records `limit` as exceeded and unwinds the evaluator thread.
@@ -164,17 +199,17 @@ pub(crate) fn check_time() {
 /// example `"a" * 1e12`) is refused instead of aborting the process.
 #[inline]
 pub(crate) fn charge(bytes: usize) {
-    let over = METER.with(|m| {
-        let left = m.mem_left.get();
-        if left < bytes {
-            true
-        } else {
-            m.mem_left.set(left - bytes);
-            false
+    let charged = METER.with(|m| {
+        let (left, reserved) = (m.mem_left.get(), m.reserved_left.get());
+        if left < bytes || reserved < bytes {
+            return false;
         }
+        m.mem_left.set(left - bytes);
+        m.reserved_left.set(reserved - bytes);
+        true
     });
-    if over {
-        trip(Limit::Memory);
+    if !charged {
+        charge_reserving(bytes);
     }
     // a large allocation is usually followed by a long copy: do not start it late
     if bytes >= 1 << 20 {
@@ -182,16 +217,58 @@ pub(crate) fn charge(bytes: usize) {
     }
 }
 
+/// [`charge`] when the bytes reserved from the shared budget do not suffice:
+/// reserves another chunk (at least what is missing, at most what the query's
+/// own budget has left) or trips.
+#[cold]
+fn charge_reserving(bytes: usize) {
+    let (left, reserved, deadline) =
+        METER.with(|m| (m.mem_left.get(), m.reserved_left.get(), m.deadline.get()));
+    if left < bytes {
+        trip(Limit::Memory);
+    }
+    let missing = bytes - reserved.min(bytes);
+    let chunk = missing.max(RESERVE_CHUNK).min(left - reserved.min(left));
+    let deadline = deadline.unwrap_or_else(Instant::now);
+    let granted = RESERVATION.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.grow(chunk, deadline) {
+            Some(chunk)
+        } else if chunk > missing && r.grow(missing, deadline) {
+            Some(missing)
+        } else {
+            None
+        }
+    });
+    let Some(granted) = granted else {
+        trip(Limit::SharedMemory)
+    };
+    METER.with(|m| {
+        m.mem_left.set(left - bytes);
+        m.reserved_left.set(reserved + granted - bytes);
+    });
+}
+
+/// Charges `bytes` ahead for an allocation made by code that cannot charge
+/// it before allocating (a native of jaq's standard library); the allocation
+/// then calls [`charge_prepaid`]. Replaces what was prepaid before.
+pub(crate) fn prepay(bytes: usize) {
+    charge(bytes);
+    METER.with(|m| m.prepaid.set(bytes));
+}
+
+/// Charges `bytes` as far as they were not prepaid.
+pub(crate) fn charge_prepaid(bytes: usize) {
+    let left = METER.with(|m| {
+        let prepaid = m.prepaid.get();
+        let used = prepaid.min(bytes);
+        m.prepaid.set(prepaid - used);
+        bytes - used
+    });
+    charge(left);
+}
+
 /// Bytes left in the cumulative allocation budget.
 pub(crate) fn memory_left() -> usize {
     METER.with(|m| m.mem_left.get())
-}
-
-/// Charges `count * size` bytes, treating an overflowing product as too much.
-#[inline]
-pub(crate) fn charge_n(count: usize, size: usize) {
-    match count.checked_mul(size) {
-        Some(bytes) => charge(bytes),
-        None => trip(Limit::Memory),
-    }
 }

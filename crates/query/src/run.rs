@@ -4,8 +4,9 @@ use crate::error::QueryError;
 use crate::limits::{QueryLimits, MAX_DEPTH, STACK_RESERVE, STACK_SIZE};
 use crate::meter::{self, Limit, Trip};
 use crate::natives::{Data, Ev};
+use crate::shared_budget::{Reservation, SHARED_MEMORY_BYTES};
 use crate::value::{write, Value};
-use crate::{document, program, QueryOutput};
+use crate::{cost, document, program, QueryOutput};
 use bytes::Bytes;
 use jaq_core::{Ctx, Vars};
 use jaq_std::input::RcIter;
@@ -18,13 +19,29 @@ use std::time::{Duration, Instant};
 /// Longest jq error message passed on, in bytes.
 const MAX_ERROR_BYTES: usize = 1000;
 
+/// Longest time budget honoured (a year: longer ones are taken as this).
+const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Runs the query on a new thread with a large stack and waits for its result.
+///
+/// The document's copy is charged to the query's memory budget and reserved
+/// from the shared budget before it is made; the reservation travels with the
+/// thread and is given back when the thread has freed everything.
 pub(crate) fn run(
     document: &[u8],
     expression: &str,
     limits: &QueryLimits,
 ) -> Result<QueryOutput, QueryError> {
     let start = Instant::now();
+    let deadline = start + limits.time_budget.min(FAR);
+    let copy = cost::block(document.len());
+    let Some(memory) = limits.max_memory_bytes.checked_sub(copy) else {
+        return Err(too_expensive(Limit::Memory, limits));
+    };
+    let mut reservation = Reservation::default();
+    if !reservation.grow(copy, deadline) {
+        return Err(too_expensive(Limit::SharedMemory, limits));
+    }
     let document = Bytes::copy_from_slice(document);
     let expression = expression.to_owned();
     let limits = limits.clone();
@@ -33,6 +50,13 @@ pub(crate) fn run(
         .name("offload-query".into())
         .stack_size(STACK_SIZE)
         .spawn(move || {
+            meter::install(
+                limits.max_steps,
+                deadline,
+                memory,
+                reservation,
+                STACK_SIZE - STACK_RESERVE,
+            );
             // the first result wins: the error of a tripped limit is sent from
             // the trip itself, before unwinding drops what the query built
             let slot = Rc::new(RefCell::new(Some(sender)));
@@ -43,12 +67,16 @@ pub(crate) fn run(
                         // the receiver only disappears if the caller's thread died
                         let _ = sender.send(result);
                     }
+                    meter::start_release();
                 }
             };
             let hook_send = send.clone();
             let hook_limits = limits.clone();
             meter::on_trip(move |limit| hook_send(Err(too_expensive(limit, &hook_limits))));
-            thread_body(&document, &expression, &limits, start, send);
+            thread_body(&document, &expression, &limits, send);
+            drop(document);
+            // everything the query built is dropped: its memory is free again
+            meter::release();
         })
         .map_err(|e| QueryError::Internal(format!("cannot start the evaluator thread: {e}")))?;
     receiver
@@ -66,17 +94,8 @@ fn thread_body(
     document: &Bytes,
     expression: &str,
     limits: &QueryLimits,
-    start: Instant,
     send: impl FnOnce(Result<QueryOutput, QueryError>),
 ) {
-    let far = Duration::from_secs(365 * 24 * 3600);
-    let deadline = start + limits.time_budget.min(far);
-    meter::install(
-        limits.max_steps,
-        deadline,
-        limits.max_memory_bytes,
-        STACK_SIZE - STACK_RESERVE,
-    );
     let program = match caught(limits, || program::compile(expression)) {
         Ok(program) => program,
         Err(e) => return send(Err(e)),
@@ -265,11 +284,10 @@ fn too_expensive(limit: Limit, limits: &QueryLimits) -> QueryError {
         Limit::Recursion => "recursion too deep (limit); a recursive definition such as \
              `def f: 1 + f; f` does not terminate or recurses too deeply"
             .into(),
-        Limit::Regex => format!(
-            "a regular expression match on a long string would exceed the {} steps left \
-             (limit); apply test/match/sub to individual fields instead of large strings, \
-             or use contains, startswith or index",
-            meter::steps_left()
+        Limit::SharedMemory => format!(
+            "the queries running at the same time hold the {} of memory all queries share \
+             (limit); try again when they have finished, or query a smaller part",
+            bytes(SHARED_MEMORY_BYTES)
         ),
     })
 }

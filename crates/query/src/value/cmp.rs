@@ -9,7 +9,19 @@
 use super::Value;
 use crate::meter;
 use core::cmp::Ordering;
-use jaq_json::{Map, Rc, Val};
+use jaq_json::{Map, Num, Rc, Val};
+
+/// Counts the steps of reading decimal literals, which operations on
+/// numbers parse (in proportion to their length).
+#[inline]
+pub(crate) fn num_work(x: &Num, y: &Num) {
+    if let Num::Dec(s) = x {
+        meter::tick(s.len() as u64 / 256);
+    }
+    if let Num::Dec(s) = y {
+        meter::tick(s.len() as u64 / 256);
+    }
+}
 
 /// Rank of a value's type in jq's order.
 fn rank(v: &Val) -> u8 {
@@ -29,7 +41,10 @@ pub(crate) fn compare(a: &Val, b: &Val) -> Ordering {
     match (a, b) {
         (Val::Null, Val::Null) => Ordering::Equal,
         (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
-        (Val::Num(x), Val::Num(y)) => x.cmp(y),
+        (Val::Num(x), Val::Num(y)) => {
+            num_work(x, y);
+            x.cmp(y)
+        }
         (Val::BStr(x) | Val::TStr(x), Val::BStr(y) | Val::TStr(y)) => {
             meter::tick(x.len().min(y.len()) as u64 / 256);
             x.cmp(y)
@@ -87,7 +102,10 @@ pub(crate) fn equal(a: &Val, b: &Val) -> bool {
     match (a, b) {
         (Val::Null, Val::Null) => true,
         (Val::Bool(x), Val::Bool(y)) => x == y,
-        (Val::Num(x), Val::Num(y)) => x == y,
+        (Val::Num(x), Val::Num(y)) => {
+            num_work(x, y);
+            x == y
+        }
         (Val::BStr(x) | Val::TStr(x), Val::BStr(y) | Val::TStr(y)) => {
             meter::tick(x.len().min(y.len()) as u64 / 256);
             x == y

@@ -15,20 +15,17 @@
 //! constructor of a container refuses a bound above [`MAX_DEPTH`], which keeps
 //! all recursive walks over values (printing, comparing, dropping) shallow.
 
+pub(crate) mod build;
 pub(crate) mod cmp;
 mod ops;
 mod valt;
 pub(crate) mod write;
 
+use crate::cost;
 use crate::limits::MAX_DEPTH;
 use crate::meter::{self, Limit};
 use core::fmt;
 use jaq_json::{Map, Num, Rc, Val};
-
-/// Bytes charged for one array slot.
-pub(crate) const SLOT_BYTES: usize = 16;
-/// Bytes charged for one object entry (key, value, hash and index slots).
-pub(crate) const ENTRY_BYTES: usize = 48;
 /// Longest rendering of a value inside an error message.
 const DISPLAY_BYTES: usize = 240;
 
@@ -83,19 +80,31 @@ impl Value {
         Self::scalar(Val::Null)
     }
 
-    /// A text string made of `bytes`, charging their length.
+    /// A text string made of `bytes`, charging their buffer.
+    ///
+    /// The buffer is already allocated: callers bound its size beforehand
+    /// (for example by the memory left). Its handle is charged where the
+    /// string is stored ([`cost::held`]).
     pub(crate) fn string(bytes: Vec<u8>) -> Self {
-        meter::charge(bytes.len());
+        meter::charge(string_buffer(bytes.len(), bytes.capacity()));
         Self::scalar(Val::utf8_str(bytes))
     }
 
-    /// An array built from `items` with the given depth bound of its deepest item.
+    /// An array of `items` with the given depth bound of its deepest item.
+    ///
+    /// Charges the array's vector; its slots and what they hold are charged
+    /// by whoever filled `items` (see [`build`]).
     pub(crate) fn array(items: Vec<Val>, item_depth: u32) -> Self {
+        meter::charge(cost::ARRAY);
         Self::container(Val::Arr(Rc::new(items)), item_depth.saturating_add(1))
     }
 
-    /// An object built from `map` with the given depth bound of its deepest value.
+    /// An object of `map` with the given depth bound of its deepest value.
+    ///
+    /// Charges the object's map; its entries are charged by whoever filled
+    /// `map` (see [`build`]).
     pub(crate) fn object(map: Map, value_depth: u32) -> Self {
+        meter::charge(cost::OBJECT);
         Self::container(Val::obj(map), value_depth.saturating_add(1))
     }
 
@@ -152,9 +161,16 @@ impl From<f64> for Value {
     }
 }
 
+/// Bytes of a string buffer of `len` bytes and capacity `cap` once it is a
+/// string value (a buffer with spare room gets a shared header).
+pub(crate) fn string_buffer(len: usize, cap: usize) -> usize {
+    cost::block(cap) + if len == cap { 0 } else { cost::block(32) }
+}
+
 impl From<String> for Value {
+    /// A string (jaq-json keeps the `String` as the owner of the bytes).
     fn from(s: String) -> Self {
-        meter::charge(s.len());
+        meter::charge(cost::block(s.capacity()) + cost::OWNER);
         Self::scalar(Val::from(s))
     }
 }
@@ -162,31 +178,26 @@ impl From<String> for Value {
 impl From<jaq_core::val::Range<Value>> for Value {
     /// `{"start": s, "end": e}`, leaving out absent bounds (used for slice paths).
     fn from(r: jaq_core::val::Range<Value>) -> Self {
-        let mut map = Map::default();
-        let mut depth = 0;
+        let mut object = build::Object::new();
         for (k, v) in [("start", r.start), ("end", r.end)] {
             if let Some(v) = v {
-                meter::charge(ENTRY_BYTES);
-                depth = depth.max(v.depth);
-                map.insert(Val::utf8_str(k.as_bytes().to_vec()), v.val);
+                meter::charge(cost::block(k.len()));
+                object.insert(Val::utf8_str(k.as_bytes().to_vec()), v);
             }
         }
-        Self::object(map, depth)
+        object.finish()
     }
 }
 
 impl FromIterator<Value> for Value {
     /// Collects an array, counting a step and charging a slot per element.
     fn from_iter<T: IntoIterator<Item = Value>>(iter: T) -> Self {
-        let mut depth = 0;
-        let mut items = Vec::new();
+        let mut array = build::Array::new();
         for x in iter {
             meter::tick(1);
-            meter::charge(SLOT_BYTES);
-            depth = depth.max(x.depth);
-            items.push(x.val);
+            array.push(x);
         }
-        Self::array(items, depth)
+        array.finish()
     }
 }
 

@@ -5,7 +5,9 @@
 //! computed as floating-point numbers instead (jq computes all arithmetic in
 //! doubles), so squaring a number repeatedly cannot exhaust memory.
 
-use super::{Error, ValR, Value, ENTRY_BYTES, SLOT_BYTES};
+use super::build::{self, own_array, own_object};
+use super::{Error, ValR, Value};
+use crate::cost;
 use crate::meter;
 use bstr::ByteSlice;
 use bytes::{Bytes, BytesMut};
@@ -32,6 +34,7 @@ fn as_f64(n: &Num) -> f64 {
 /// Applies `+`, `-` or `*` to two numbers, falling back to doubles for huge integers.
 fn num_op(op: Math, x: Num, y: Num) -> Num {
     meter::tick(1);
+    super::cmp::num_work(&x, &y);
     if let (Some(bx), Some(by)) = (int_bits(&x), int_bits(&y)) {
         let bits = match op {
             Math::Mul => bx + by,
@@ -47,6 +50,9 @@ fn num_op(op: Math, x: Num, y: Num) -> Num {
         }
         // big integer arithmetic costs time proportional to the operand size
         meter::tick(bits / 256);
+        if bits > 64 {
+            meter::charge(cost::big_int(bits));
+        }
     }
     match op {
         Math::Add => x + y,
@@ -56,46 +62,50 @@ fn num_op(op: Math, x: Num, y: Num) -> Num {
 }
 
 /// Concatenates two strings, reusing the left buffer when it is not shared.
+///
+/// Counts a step per 256 bytes copied.
 fn concat(l: Bytes, r: &[u8]) -> Bytes {
+    meter::tick(r.len() as u64 / 256);
     let mut buf = match l.try_into_mut() {
-        Ok(buf) => {
-            meter::charge(r.len());
+        Ok(buf) => buf,
+        Err(l) => {
+            meter::tick(l.len() as u64 / 256);
+            let mut buf = BytesMut::new();
+            build::reserve_bytes(&mut buf, l.len().saturating_add(r.len()));
+            buf.extend_from_slice(&l);
             buf
         }
-        Err(l) => {
-            meter::charge(l.len().saturating_add(r.len()));
-            BytesMut::from(&l[..])
-        }
     };
+    build::reserve_bytes(&mut buf, r.len());
     buf.extend_from_slice(r);
     buf.freeze()
 }
 
-/// Makes `rc` uniquely owned, charging `len * size` bytes if it has to be copied.
-pub(crate) fn make_mut<T: Clone>(rc: &mut Rc<T>, len: usize, size: usize) -> &mut T {
-    if Rc::get_mut(rc).is_none() {
-        meter::charge_n(len, size);
-        meter::tick(1 + len as u64 / 64);
+/// Adds the entries of `r` to `l` (the `+` of two objects).
+fn add_entries(l: &mut Rc<Map>, r: &Map) {
+    meter::tick(r.len() as u64 / 16);
+    let m = own_object(l);
+    for (k, v) in r.iter() {
+        build::insert(m, k.clone(), v.clone());
     }
-    Rc::make_mut(rc)
 }
 
 /// Deep-merges object `r` into object `l` (the `*` of two objects).
 ///
 /// The result is never nested deeper than the deeper of the two operands.
 fn obj_merge(l: &mut Rc<Map>, r: Rc<Map>) {
-    let len = l.len();
-    let l = make_mut(l, len, ENTRY_BYTES);
-    let r = Rc::try_unwrap(r).unwrap_or_else(|r| (*r).clone());
+    let l = own_object(l);
+    let r = Rc::try_unwrap(r).unwrap_or_else(|r| {
+        meter::charge(cost::object(r.capacity()));
+        (*r).clone()
+    });
     for (k, v) in r {
         meter::tick(1);
+        build::hash_work(&k);
         match (l.get_mut(&k), v) {
             (Some(Val::Obj(lo)), Val::Obj(ro)) => obj_merge(lo, ro),
             (Some(slot), v) => *slot = v,
-            (None, v) => {
-                meter::charge(ENTRY_BYTES);
-                l.insert(k, v);
-            }
+            (None, v) => build::insert(l, k, v),
         }
     }
 }
@@ -112,18 +122,14 @@ impl core::ops::Add for Value {
             (Val::TStr(l), Val::TStr(r)) => Ok(Value::scalar(Val::utf8_str(concat(*l, &r)))),
             (Val::BStr(l), Val::BStr(r)) => Ok(Value::scalar(Val::byte_str(concat(*l, &r)))),
             (Val::Arr(mut l), Val::Arr(r)) => {
-                meter::charge_n(r.len(), SLOT_BYTES);
-                meter::tick(r.len() as u64 / 64);
-                let len = l.len();
-                make_mut(&mut l, len, SLOT_BYTES).extend(r.iter().cloned());
+                let v = own_array(&mut l);
+                build::reserve_slots(v, r.len());
+                meter::charge(build::held_by(&r));
+                v.extend(r.iter().cloned());
                 Ok(Value::container(Val::Arr(l), depth))
             }
             (Val::Obj(mut l), Val::Obj(r)) => {
-                meter::charge_n(r.len(), ENTRY_BYTES);
-                meter::tick(r.len() as u64 / 16);
-                let len = l.len();
-                let m = make_mut(&mut l, len, ENTRY_BYTES);
-                m.extend(r.iter().map(|(k, v)| (k.clone(), v.clone())));
+                add_entries(&mut l, &r);
                 Ok(Value::container(Val::Obj(l), depth))
             }
             (l, r) => Err(math_error(l, Math::Add, r, depth)),
@@ -139,13 +145,17 @@ impl core::ops::Sub for Value {
         match (self.val, rhs.val) {
             (Val::Num(x), Val::Num(y)) => Ok(Value::scalar(Val::Num(num_op(Math::Sub, x, y)))),
             (Val::Arr(mut l), Val::Arr(r)) => {
-                // comparisons are metered by `Ord for Value`
+                // comparisons are metered by `Ord for Value`; a set entry
+                // takes about twice the size of a value
                 let rd = depth;
-                let remove: std::collections::BTreeSet<Value> =
-                    r.iter().map(|x| Value::child(x.clone(), rd)).collect();
-                let len = l.len();
-                make_mut(&mut l, len, SLOT_BYTES)
-                    .retain(|x| !remove.contains(&Value::child(x.clone(), rd)));
+                let remove: std::collections::BTreeSet<Value> = r
+                    .iter()
+                    .map(|x| {
+                        meter::charge(2 * cost::VALUE + cost::held(x));
+                        Value::child(x.clone(), rd)
+                    })
+                    .collect();
+                own_array(&mut l).retain(|x| !remove.contains(&Value::child(x.clone(), rd)));
                 Ok(Value::container(Val::Arr(l), depth))
             }
             (l, r) => Err(math_error(l, Math::Sub, r, depth)),
@@ -188,8 +198,8 @@ fn repeat(s: Val, n: &Num) -> Value {
         Val::BStr(b) => (b, false),
         _ => return Value::null(),
     };
-    meter::charge_n(bytes.len(), times);
-    meter::tick((bytes.len().saturating_mul(times) / 4096) as u64);
+    meter::charge(cost::block(bytes.len().saturating_mul(times)));
+    meter::tick((bytes.len().saturating_mul(times) / 1024) as u64);
     let out = bytes.repeat(times);
     Value::scalar(if text {
         Val::utf8_str(out)
@@ -204,7 +214,10 @@ impl core::ops::Div for Value {
         meter::tick(1);
         let depth = self.depth.max(rhs.depth);
         match (self.val, rhs.val) {
-            (Val::Num(x), Val::Num(y)) => Ok(Value::scalar(Val::Num(x / y))),
+            (Val::Num(x), Val::Num(y)) => {
+                super::cmp::num_work(&x, &y);
+                Ok(Value::scalar(Val::Num(x / y)))
+            }
             (Val::TStr(x), Val::TStr(y)) => Ok(split(*x, &y, Val::utf8_str)),
             (Val::BStr(x), Val::BStr(y)) => Ok(split(*x, &y, Val::byte_str)),
             (l, r) => Err(math_error(l, Math::Div, r, depth)),
@@ -213,17 +226,28 @@ impl core::ops::Div for Value {
 }
 
 /// `string / separator`: the pieces between separators (as jaq's `split/1`).
+///
+/// The pieces are counted first, so that the array and the pieces' handles
+/// are charged before any of them is allocated.
 fn split(x: Bytes, sep: &[u8], make: fn(Bytes) -> Val) -> Value {
-    let pieces: Vec<&[u8]> = if x.is_empty() {
-        Vec::new()
+    // characters are decoded one by one; separators are found with a fast search
+    meter::tick(1 + x.len() as u64 / if sep.is_empty() { 16 } else { 256 });
+    let count = if x.is_empty() {
+        0
     } else if sep.is_empty() {
-        x.char_indices().map(|(s, e, _)| &x[s..e]).collect()
+        x.chars().count()
     } else {
-        x.split_str(sep).collect()
+        x.find_iter(sep).count() + 1
     };
-    meter::charge_n(pieces.len(), SLOT_BYTES);
-    meter::tick(pieces.len() as u64 + x.len() as u64 / 256);
-    let items = pieces.into_iter().map(|p| make(x.slice_ref(p))).collect();
+    meter::tick(count as u64);
+    meter::charge(cost::slots(count).saturating_add(count.saturating_mul(cost::STRING)));
+    let mut items = Vec::with_capacity(count);
+    if x.is_empty() {
+    } else if sep.is_empty() {
+        items.extend(x.char_indices().map(|(s, e, _)| make(x.slice(s..e))));
+    } else {
+        items.extend(x.split_str(sep).map(|p| make(x.slice_ref(p))));
+    }
     Value::array(items, 0)
 }
 
@@ -234,6 +258,7 @@ impl core::ops::Rem for Value {
         let depth = self.depth.max(rhs.depth);
         match (self.val, rhs.val) {
             (Val::Num(x), Val::Num(y)) => {
+                super::cmp::num_work(&x, &y);
                 let int = |n: &Num| matches!(n, Num::Int(_) | Num::BigInt(_));
                 if int(&x) && int(&y) && y == Num::Int(0) {
                     Err(math_error(Val::Num(x), Math::Rem, Val::Num(y), depth))

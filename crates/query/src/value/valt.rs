@@ -7,7 +7,9 @@
 //! object/array, assigning past the end of an array pads it with `null`, and
 //! deleting a key keeps the order of the others.
 
-use super::{cmp, write, Error, ValR, Value, ENTRY_BYTES, SLOT_BYTES};
+use super::build::{self, own_array, own_object};
+use super::{cmp, write, Error, ValR, Value};
+use crate::cost;
 use crate::meter;
 use bstr::ByteSlice;
 use jaq_core::box_iter::{box_once, BoxIter};
@@ -161,18 +163,17 @@ impl Iterator for Entries {
 
 impl Value {
     /// Indices where the array `y` occurs in the array `x` (as jaq's `indices`).
-    pub(crate) fn subarray_indices(x: &[Val], y: &[Val]) -> Vec<Val> {
+    pub(crate) fn subarray_indices(x: &[Val], y: &[Val]) -> Value {
+        let mut out = build::Array::new();
         if y.is_empty() {
-            return Vec::new();
+            return out.finish();
         }
-        let mut out = Vec::new();
         for (i, w) in x.windows(y.len()).enumerate() {
             if w.iter().zip(y).all(|(a, b)| cmp::equal(a, b)) {
-                meter::charge(SLOT_BYTES);
-                out.push(Val::from(i));
+                out.push_val(Val::from(i), 0);
             }
         }
-        out
+        out.finish()
     }
 
     /// `self[index]`, or `None` where jq yields `null`.
@@ -187,10 +188,10 @@ impl Value {
             (Val::Arr(a), Val::Num(Num::Int(_) | Num::BigInt(_))) => as_index(index)
                 .and_then(|i| abs_index(i, a.len()))
                 .map(|i| Value::child(a[i].clone(), d)),
-            (Val::Arr(_), Val::Arr(y)) if y.is_empty() => Some(Value::array(Vec::new(), 0)),
-            (Val::Arr(x), Val::Arr(y)) => Some(Value::array(Self::subarray_indices(x, y), 0)),
+            (Val::Arr(x), Val::Arr(y)) => Some(Self::subarray_indices(x, y)),
             // jq only indexes objects with strings (jaq would yield null)
             (Val::Obj(o), i @ (Val::TStr(_) | Val::BStr(_))) => {
+                build::hash_work(i);
                 o.get(i).map(|v| Value::child(v.clone(), d))
             }
             (Val::BStr(_) | Val::TStr(_) | Val::Arr(_), Val::Obj(o)) => {
@@ -214,29 +215,29 @@ impl Value {
 
 impl jaq_core::ValT for Value {
     fn from_num(n: &str) -> ValR {
-        meter::tick(1);
-        meter::charge(n.len());
-        <Val as jaq_core::ValT>::from_num(n)
+        meter::tick(1 + n.len() as u64 / 64);
+        let v = <Val as jaq_core::ValT>::from_num(n)
             .map(Value::scalar)
-            .map_err(|_| Error::str(format_args!("invalid number {n}")))
+            .map_err(|_| Error::str(format_args!("invalid number {n}")))?;
+        if let Some(n) = v.num() {
+            meter::charge(cost::number(n));
+        }
+        Ok(v)
     }
 
     fn from_map<I: IntoIterator<Item = (Self, Self)>>(iter: I) -> ValR {
-        let mut map = Map::default();
-        let mut depth = 0;
+        let mut object = build::Object::new();
         for (k, v) in iter {
             meter::tick(1);
-            meter::charge(ENTRY_BYTES);
             if !matches!(k.val, Val::TStr(_)) {
                 return Err(Error::str(format_args!(
                     "object keys must be strings, not {} ({k})",
                     k.kind()
                 )));
             }
-            depth = depth.max(v.depth);
-            map.insert(k.val, v.val);
+            object.insert(k.val, v);
         }
-        Ok(Value::object(map, depth))
+        Ok(object.finish())
     }
 
     fn key_values(self) -> BoxIter<'static, Result<(Self, Self), Error>> {
@@ -282,9 +283,8 @@ impl jaq_core::ValT for Value {
             }
             Val::Arr(a) => {
                 let (skip, take) = skip_take(from, upto, a.len());
-                meter::charge_n(take, SLOT_BYTES);
-                meter::tick(take as u64 / 64);
-                let items = a.iter().skip(skip).take(take).cloned().collect();
+                let items = build::copy_slice(&a[skip..skip + take]);
+                meter::charge(cost::ARRAY);
                 Ok(Value::container(Val::Arr(Rc::new(items)), d.max(1)))
             }
             _ => Err(Error::typ(self, "rangeable (array or string)")),
@@ -300,30 +300,22 @@ impl jaq_core::ValT for Value {
         let d = self.depth;
         match self.val {
             Val::Arr(a) => {
-                let mut depth = 0;
-                let mut out = Vec::new();
+                let mut out = build::Array::new();
                 for x in Elements::new(a) {
                     for y in f(Value::child(x, d)) {
-                        let y = y?;
-                        meter::charge(SLOT_BYTES);
-                        depth = depth.max(y.depth);
-                        out.push(y.val);
+                        out.push(y?);
                     }
                 }
-                Ok(Value::array(out, depth))
+                Ok(out.finish())
             }
             Val::Obj(o) => {
-                let mut depth = 0;
-                let mut out = Map::default();
+                let mut out = build::Object::new();
                 for (k, v) in Entries::new(o) {
                     if let Some(y) = f(Value::child(v, d)).next() {
-                        let y = y?;
-                        meter::charge(ENTRY_BYTES);
-                        depth = depth.max(y.depth);
-                        out.insert(k, y.val);
+                        out.insert(k, y?);
                     }
                 }
-                Ok(Value::object(out, depth))
+                Ok(out.finish())
             }
             _ => opt.fail(self, |v| Exn::from(Error::typ(v, ITERABLE))),
         }
@@ -355,9 +347,9 @@ impl jaq_core::ValT for Value {
                     let v = Value::container(Val::Obj(o), d.max(1));
                     return opt.fail(v, |v| Exn::from(Error::index(v, index.clone())));
                 }
-                let len = o.len();
-                let m = super::ops::make_mut(&mut o, len, ENTRY_BYTES);
+                let m = own_object(&mut o);
                 let mut depth = d.saturating_sub(1);
+                build::hash_work(&index.val);
                 match m.get_index_of(&index.val) {
                     Some(i) => {
                         let old = m.get_index_mut(i).map(|(_, v)| core::mem::take(v));
@@ -378,9 +370,8 @@ impl jaq_core::ValT for Value {
                     }
                     None => {
                         if let Some(y) = f(Value::null()).next().transpose()? {
-                            meter::charge(ENTRY_BYTES);
                             depth = depth.max(y.depth);
-                            m.insert(index.val.clone(), y.val);
+                            build::insert(m, index.val.clone(), y.val);
                         }
                     }
                 }
@@ -399,19 +390,20 @@ impl jaq_core::ValT for Value {
                         return opt.fail(v, |_| Exn::from(e));
                     }
                 };
-                let len = a.len();
-                let v = super::ops::make_mut(&mut a, len, SLOT_BYTES);
+                let v = own_array(&mut a);
                 let mut depth = d.saturating_sub(1);
                 if i >= v.len() {
                     // assigning past the end pads with null, as jq does
-                    meter::charge_n(i + 1 - v.len(), SLOT_BYTES);
-                    meter::tick((i + 1 - v.len()) as u64 / 64);
+                    let pad = i + 1 - v.len();
+                    build::reserve_slots(v, pad);
+                    meter::tick(pad as u64 / 64);
                     v.resize(i + 1, Val::Null);
                 }
                 let old = core::mem::take(&mut v[i]);
                 match f(Value::child(old, d)).next().transpose()? {
                     Some(y) => {
                         depth = depth.max(y.depth);
+                        meter::charge(cost::held(&y.val));
                         v[i] = y.val;
                     }
                     None => {
@@ -443,8 +435,8 @@ impl jaq_core::ValT for Value {
         match self.val {
             Val::Arr(mut a) => {
                 let (skip, take) = skip_take(from, upto, a.len());
-                meter::charge_n(take, SLOT_BYTES);
-                let part: Vec<Val> = a.iter().skip(skip).take(take).cloned().collect();
+                let part = build::copy_slice(&a[skip..skip + take]);
+                meter::charge(cost::ARRAY);
                 let part = Value::container(Val::Arr(Rc::new(part)), d.max(1));
                 let y = match f(part).next().transpose()? {
                     Some(y) => match y.val {
@@ -456,9 +448,10 @@ impl jaq_core::ValT for Value {
                     },
                     None => (Rc::new(Vec::new()), 0),
                 };
-                meter::charge_n(y.0.len(), SLOT_BYTES);
-                let len = a.len();
-                let v = super::ops::make_mut(&mut a, len, SLOT_BYTES);
+                let v = own_array(&mut a);
+                build::reserve_slots(v, y.0.len().saturating_sub(take));
+                meter::charge(build::held_by(&y.0));
+                meter::tick(v.len() as u64 / 64);
                 v.splice(skip..skip + take, y.0.iter().cloned());
                 Ok(Value::container(Val::Arr(a), d.max(y.1).max(1)))
             }
@@ -472,8 +465,10 @@ impl jaq_core::ValT for Value {
                     },
                     None => Vec::new(),
                 };
-                let mut out = Vec::new();
-                meter::charge(b.len() - take + y.len());
+                let len = (b.len() - take).saturating_add(y.len());
+                meter::charge(cost::block(len));
+                meter::tick(len as u64 / 256);
+                let mut out = Vec::with_capacity(len);
                 out.extend_from_slice(&b[..skip]);
                 out.extend_from_slice(&y);
                 out.extend_from_slice(&b[skip + take..]);
@@ -511,9 +506,12 @@ impl Value {
     }
 
     /// Compact JSON text of the value, limited by the remaining memory budget.
+    ///
+    /// The text may take half of the memory left (its buffer grows by
+    /// doubling, so its capacity may be twice its length); the caller charges it.
     pub(crate) fn to_json(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        let cap = meter::memory_left();
+        let cap = meter::memory_left() / 2;
         if write::write_metered(&mut out, &self.val, cap).is_err() {
             meter::trip(meter::Limit::Memory);
         }
@@ -525,7 +523,13 @@ impl jaq_std::ValT for Value {
     fn into_seq<S: FromIterator<Self>>(self) -> Result<S, Self> {
         let d = self.depth;
         match self.val {
-            Val::Arr(a) => Ok(Elements::new(a).map(|v| Value::child(v, d)).collect()),
+            Val::Arr(a) => Ok(Elements::new(a)
+                .map(|v| {
+                    // the sequence holds a copy of each element
+                    meter::charge(cost::VALUE + cost::held(&v));
+                    Value::child(v, d)
+                })
+                .collect()),
             _ => Err(self),
         }
     }
@@ -559,9 +563,13 @@ impl jaq_std::ValT for Value {
         }
     }
 
+    /// Used by jaq's natives for strings they built: charged after the fact,
+    /// except for what the guard in front of the native prepaid
+    /// (see [`meter::prepay`]).
     fn from_utf8_bytes(b: impl AsRef<[u8]> + Send + 'static) -> Self {
-        meter::charge(b.as_ref().len());
-        meter::tick(b.as_ref().len() as u64 / 256);
+        let len = b.as_ref().len();
+        meter::charge_prepaid(cost::block(len) + cost::OWNER);
+        meter::tick(len as u64 / 256);
         Value::scalar(Val::utf8_str(bytes::Bytes::from_owner(b)))
     }
 }

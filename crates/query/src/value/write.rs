@@ -45,7 +45,7 @@ fn write<const METERED: bool>(out: &mut Vec<u8>, v: &Val, cap: usize) -> Result<
             if out.len().saturating_add(s.len()).saturating_add(2) > cap {
                 return Err(Full);
             }
-            write_str_metered(out, s, METERED);
+            write_str_metered(out, s, METERED, cap)?;
         }
         Val::Arr(a) => {
             out.push(b'[');
@@ -94,11 +94,14 @@ fn write<const METERED: bool>(out: &mut Vec<u8>, v: &Val, cap: usize) -> Result<
 /// Writes a JSON string literal.
 #[cfg(test)]
 fn write_str(out: &mut Vec<u8>, s: &[u8]) {
-    write_str_metered(out, s, false)
+    let _ = write_str_metered(out, s, false, usize::MAX);
 }
 
-/// Writes a JSON string literal, counting one step per 16 bytes if `metered`.
-fn write_str_metered(out: &mut Vec<u8>, s: &[u8], metered: bool) {
+/// Writes a JSON string literal, counting one step per 16 bytes if `metered`
+/// and failing once `out` is longer than `cap` (escapes make the text up to
+/// six times longer than the string; at most one piece of 16 KiB is written
+/// past `cap`).
+fn write_str_metered(out: &mut Vec<u8>, s: &[u8], metered: bool, cap: usize) -> Result<(), Full> {
     // escaping works byte by byte, so pieces may split multi-byte characters
     const PIECE: usize = 1 << 14;
     out.push(b'"');
@@ -108,12 +111,22 @@ fn write_str_metered(out: &mut Vec<u8>, s: &[u8], metered: bool) {
                 crate::meter::tick(1 + piece.len() as u64 / 16);
             }
             escape(out, piece);
+            if out.len() > cap {
+                return Err(Full);
+            }
         }
         if !chunk.invalid().is_empty() {
+            if metered {
+                crate::meter::tick(1);
+            }
             out.extend_from_slice("\u{FFFD}".as_bytes());
+            if out.len() > cap {
+                return Err(Full);
+            }
         }
     }
     out.push(b'"');
+    Ok(())
 }
 
 /// Appends `valid` with JSON escapes.
