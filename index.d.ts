@@ -357,7 +357,7 @@ export declare class FileStorage extends NativeBackedStorage {
   /**
    * Unified storage: `key` is the file `<dir>/<key>`, laid out as the SDK's
    * `LocalFileStorage` lays it out. Keys whose first segment is an artifact file
-   * name (`<ms>_<n>_...`), `.metadata.json`, `.metadata.journal` or `.tmp-*` are
+   * name (`<ms>_<n>_...`), `.metadata.json`, `.metadata.journal`, `.metadata.lock`, `.blobs` or `.tmp-*` are
    * reserved for offloaded artifacts and rejected; `list` skips them.
    */
   write(key: string, data: Uint8Array): Promise<void>

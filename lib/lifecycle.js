@@ -6,6 +6,8 @@ import { checkNumber } from './numbers.js'
 
 /** Internal: the native store of our storages (see ./storage/native-backed.js). */
 export const CLOCK = Symbol('context-offloader.clock')
+/** Internal: a storage's byte budget (`maxBytes`), when it has one. */
+export const BUDGET = Symbol('context-offloader.budget')
 
 /** Most milliseconds a lifetime may have (what a JavaScript number holds exactly). */
 const MAX_MS = Number.MAX_SAFE_INTEGER
@@ -51,6 +53,7 @@ export function lifecycleOptions(options, supports, storageName) {
 export function startLifecycle(storage, nativeStore, { policy, intervalSeconds, clock }) {
   if (Object.keys(policy).length > 0) nativeStore.setPolicy(policy)
   Object.defineProperty(storage, CLOCK, { value: clock })
+  Object.defineProperty(storage, BUDGET, { value: policy.maxBytes })
   if (intervalSeconds === undefined) return { stop() {} }
   let running = false
   const timer = setInterval(async () => {

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto'
 import { JsonBlock } from '@strands-agents/sdk'
 import { logger } from './sdk.js'
-import { MANIFEST_NAMESPACE, manifestPrefix, sessionSegment } from './manifest-keys.js'
+import { MANIFEST_NAMESPACE, entryKey, legacySegment, manifestPrefix, sessionSegment } from './manifest-keys.js'
 
 export { MANIFEST_NAMESPACE, manifestPrefix }
 /** Characters of the first line shown in a manifest line. */
@@ -87,6 +87,12 @@ export function manifestEntries(content, texts, references, bytes, measure, { ke
 
 /** The shape of an opaque id (see {@link opaqueId}). */
 const OPAQUE_ID = /^ref_[A-Za-z0-9_-]{16}$/
+/**
+ * The key, relative to a session's prefix, of one entry kept as the session's sample:
+ * the shape of a decoy lookup, read with one small read after a restart (never the
+ * whole manifest). Entries' keys end in `.json`, so `list` skips it.
+ */
+const SAMPLE_KEY = 'sample'
 /** Manifest entries read from the storage at once. */
 const READ_CONCURRENCY = 16
 /** Session ids that begin with this are kept in memory only (agents without a SessionManager). */
@@ -102,6 +108,11 @@ function parseEntry(data) {
   }
 }
 
+/** An entry as stored: its JSON in UTF-8. */
+function encodeEntry(entry) {
+  return Buffer.from(JSON.stringify(entry), 'utf8')
+}
+
 /**
  * The offload manifest of one plugin. With a storage, entries are written there on
  * every offload and read back from there on every lookup and listing, so every plugin
@@ -112,10 +123,12 @@ function parseEntry(data) {
 export class OffloadManifest {
   /** @type {Map<string, Map<string, object>>} entries kept in memory, by session */
   _memory = new Map()
-  /** @type {Map<string, object>} one entry per persisted session (the shape of a decoy lookup) */
+  /** @type {Map<string, object | null>} one entry per persisted session (the shape of a decoy lookup; null: none) */
   _samples = new Map()
   /** @type {object | undefined} a unified storage view (write/read/list), or none */
   _storage
+  /** @type {Map<string, Promise<void>>} sessions whose entries of an earlier release were looked for */
+  _migrated = new Map()
 
   /** @param {object | undefined} storage - where entries persist (a unified storage view), if anywhere */
   constructor(storage) {
@@ -140,7 +153,7 @@ export class OffloadManifest {
     return entries
   }
 
-  /** Keeps one entry of a persisted session (bounded, like the in-memory sessions). */
+  /** Keeps one entry (or `null`: none) of a persisted session (bounded, like the in-memory sessions). */
   _sample(sessionId, entry) {
     if (!this._samples.has(sessionId) && this._samples.size >= MAX_SESSIONS) {
       this._samples.delete(this._samples.keys().next().value)
@@ -148,15 +161,22 @@ export class OffloadManifest {
     this._samples.set(sessionId, entry)
   }
 
+  /** The keys of a session's entries in the storage (under `segment`, the session's by default). */
+  async _entryKeys(sessionId, segment = sessionSegment(sessionId)) {
+    const prefix = `${segment}/`
+    return (await this._storage.list(prefix))
+      .map((key) => (key.startsWith(prefix) ? key : `${prefix}${key}`))
+      .filter((key) => key.endsWith('.json'))
+  }
+
   /** The entries the storage holds for a session (none when it cannot be read). */
   async _load(sessionId) {
     try {
-      const prefix = `${sessionSegment(sessionId)}/`
-      const keys = await this._storage.list(prefix)
+      await this._migrate(sessionId)
+      const keys = await this._entryKeys(sessionId)
       const entries = []
       for (let i = 0; i < keys.length; i += READ_CONCURRENCY) {
-        const batch = keys.slice(i, i + READ_CONCURRENCY)
-        const read = await Promise.all(batch.map((key) => this._storage.read(key.startsWith(prefix) ? key : `${prefix}${key}`)))
+        const read = await Promise.all(keys.slice(i, i + READ_CONCURRENCY).map((key) => this._storage.read(key)))
         for (const data of read) {
           const entry = parseEntry(data)
           if (entry) entries.push(entry)
@@ -170,9 +190,35 @@ export class OffloadManifest {
   }
 
   /**
+   * Moves the entries an earlier release kept under a long session id's spelled-out
+   * segment (see `legacySegment`) to the session's segment, once per session and
+   * process (a listing of a prefix that is almost always empty).
+   */
+  _migrate(sessionId) {
+    const legacy = legacySegment(sessionId)
+    if (legacy === undefined) return undefined
+    let done = this._migrated.get(sessionId)
+    if (!done) {
+      done = (async () => {
+        const keys = await this._entryKeys(sessionId, legacy)
+        const segment = sessionSegment(sessionId)
+        for (const key of keys) {
+          const entry = parseEntry(await this._storage.read(key))
+          if (entry) await this._storage.write(`${segment}/${entryKey(entry.id)}`, encodeEntry(entry))
+          await this._storage.delete(key)
+        }
+        if (keys.length > 0) await this._storage.prune?.(`${legacy}/`)
+      })().catch((err) => logger.warn(`session=<${sessionId}> | could not move the offload manifest of an earlier release`, err))
+      if (this._migrated.size >= MAX_SESSIONS) this._migrated.clear()
+      this._migrated.set(sessionId, done)
+    }
+    return done
+  }
+
+  /**
    * Records what one offload stored (entries in block order) for a session; persisted
-   * when the storage can. A failure to persist is logged, never thrown: the offload
-   * itself succeeded.
+   * when the storage can. Rejects when an entry cannot be persisted (the caller fails
+   * the offload: an id whose entry is not stored would never resolve).
    */
   async record(sessionId, entries) {
     if (!this._persists(sessionId)) {
@@ -180,15 +226,32 @@ export class OffloadManifest {
       for (const entry of entries) kept.set(entry.id, entry)
       return
     }
-    if (entries.length > 0) this._sample(sessionId, entries[0])
+    await this._migrate(sessionId)
     const segment = sessionSegment(sessionId)
-    await Promise.all(
-      entries.map((entry) =>
-        this._storage
-          .write(`${segment}/${entry.id}.json`, new TextEncoder().encode(JSON.stringify(entry)))
-          .catch((err) => logger.warn(`session=<${sessionId}> | could not persist an offload manifest entry`, err)),
-      ),
-    )
+    const writes = entries.map((entry) => this._storage.write(`${segment}/${entryKey(entry.id)}`, encodeEntry(entry)))
+    // The sample is written by this process's first offload in the session (and by any
+    // offload after it was found missing).
+    const sample = entries.length > 0 && !this._samples.get(sessionId)
+    if (sample) writes.push(this._storage.write(`${segment}/${SAMPLE_KEY}`, encodeEntry(entries[0])))
+    const outcomes = await Promise.allSettled(writes)
+    const failed = outcomes.find((o) => o.status === 'rejected')
+    if (failed) throw failed.reason
+    if (sample) this._sample(sessionId, entries[0])
+  }
+
+  /**
+   * Removes entries recorded by {@link record} (an offload that failed after recording).
+   * Best effort: a failure is logged.
+   */
+  async forget(sessionId, entries) {
+    if (!this._persists(sessionId)) {
+      const kept = this._memory.get(sessionId)
+      for (const entry of entries) kept?.delete(entry.id)
+      return
+    }
+    const segment = sessionSegment(sessionId)
+    const outcomes = await Promise.allSettled(entries.map((entry) => this._storage.delete(`${segment}/${entryKey(entry.id)}`)))
+    if (outcomes.some((o) => o.status === 'rejected')) logger.warn(`session=<${sessionId}> | could not remove offload manifest entries of a failed offload`)
   }
 
   /**
@@ -199,21 +262,42 @@ export class OffloadManifest {
     if (!this._persists(sessionId)) return this._memory.get(sessionId)?.get(id)
     if (!OPAQUE_ID.test(id)) return undefined
     try {
-      const entry = parseEntry(await this._storage.read(`${sessionSegment(sessionId)}/${id}.json`))
+      const entry = parseEntry(await this._storage.read(`${sessionSegment(sessionId)}/${entryKey(id)}`))
       return entry?.id === id ? entry : undefined
     } catch {
       return undefined
     }
   }
 
-  /** Any entry of a session (to shape a decoy lookup), if it has one. */
+  /**
+   * Any entry of a session (to shape a decoy lookup), if it has one. The first call for a
+   * session in a process reads its sample (one small read); when there is none (a
+   * manifest written before samples existed, or the sample's session was deleted and
+   * offloaded to again), the session's keys are listed (names only) and the first entry
+   * read, and it becomes the sample. Later calls read nothing. Callers make this call for
+   * every id, issued or not, so that its cost tells nothing about the id.
+   */
   async anyEntry(sessionId) {
     if (!this._persists(sessionId)) return this._memory.get(sessionId)?.values().next().value
     if (!this._samples.has(sessionId)) {
-      const [first] = await this._load(sessionId)
-      if (first) this._sample(sessionId, first)
+      await this._migrate(sessionId)
+      const segment = sessionSegment(sessionId)
+      let sample
+      try {
+        sample = parseEntry(await this._storage.read(`${segment}/${SAMPLE_KEY}`))
+        if (!sample) {
+          const [first] = await this._entryKeys(sessionId)
+          sample = first === undefined ? undefined : parseEntry(await this._storage.read(first))
+          if (sample) await this._storage.write(`${segment}/${SAMPLE_KEY}`, encodeEntry(sample))
+        }
+      } catch {
+        sample = undefined
+      }
+      // No entry yet is not remembered: the session's first offload records one.
+      if (!sample) return undefined
+      this._sample(sessionId, sample)
     }
-    return this._samples.get(sessionId)
+    return this._samples.get(sessionId) ?? undefined
   }
 
   /** The session's entries, newest first, without those past their expiry at `now`. */

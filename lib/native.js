@@ -25,7 +25,34 @@ async function loadNative() {
 /** Longest slice of a string copied into native memory between two yields to the event loop. */
 const SLICE_UNITS = 1 << 19
 
-const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve))
+/** Resolves after the event loop has gone round once (timers and I/O have run). */
+export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve))
+
+/** Longest run of inline native work (stores, writes) before it lets the event loop run, in ms. */
+const INLINE_RUN_MS = 2
+/** When the current run of inline work began (`performance.now()`), or -1 when none has. */
+let runStart = -1
+
+/** Ends the current run: the event loop went round. */
+function endRun() {
+  runStart = -1
+}
+
+/**
+ * Whether the caller must yield to the event loop ({@link yieldToEventLoop}) before its
+ * next piece of inline native work. Work done inline resolves promises without ever
+ * giving timers and I/O a turn, so an awaited loop of small stores would starve them:
+ * a run of inline work may last {@link INLINE_RUN_MS}; the event loop's next turn ends it.
+ */
+export function mustYield() {
+  const now = performance.now()
+  if (runStart < 0) {
+    runStart = now
+    setImmediate(endRun)
+    return false
+  }
+  return now - runStart >= INLINE_RUN_MS
+}
 
 /**
  * Copies a JavaScript string into native memory. Slices whose characters are all

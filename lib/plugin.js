@@ -13,16 +13,17 @@ import {
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { blockTexts, getBytes, mediaPlaceholders, toContentBlocks } from './content.js'
 import { counting, heuristicContentTokens } from './counting.js'
-import { SHORT_TEXT_UNITS, native } from './native.js'
+import { SHORT_TEXT_UNITS, mustYield, native, yieldToEventLoop } from './native.js'
 import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
 import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, OffloadManifest, manifestEntries, opaqueId } from './manifest.js'
+import { checkSessionId } from './manifest-keys.js'
 import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
 import { OFFLOAD_EVENT, OffloaderCounters, traceEvent } from './telemetry.js'
 import { countTokensSync } from './tokens.js'
 import { isDelegatingAgentTool, isLocalSandbox, logger, OFFLOADER_NAMESPACE, sandboxOf } from './sdk.js'
-import { storeBlock, transferTexts } from './store-blocks.js'
+import { discardStored, storeBlocks, transferTexts } from './store-blocks.js'
 import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
 import { NATIVE, nativeFor, tagged } from './storage/native-backed.js'
@@ -369,19 +370,16 @@ export class ContextOffloader {
     let references
     try {
       if (storageError) throw storageError
-      const stored = settled(
-        content.map((block, i) =>
-          storeBlock(storage, block, `${keyPrefix}_${i}`, {
-            text: texts.get(i),
-            nativeText: nativeTexts.get(i),
-            encoded: utf8.get(i),
-          }),
-        ),
-      )
-      references = stored instanceof Promise ? await stored : stored
+      references = await storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytes })
+      if (this._keepsManifest()) {
+        references = await this._recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags).catch((err) => {
+          discardStored(storage, references)
+          throw err
+        })
+      }
       if (!isOffloaderStorage(storage)) {
         const storedAt = agent?.metrics?.cycleCount ?? 0
-        for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.ref, storedAt)
+        for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.storageRef ?? entry.ref, storedAt)
       }
     } catch (err) {
       this._counters.errors.offload += 1
@@ -397,9 +395,6 @@ export class ContextOffloader {
       return null
     }
     logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
-    if (this._keepsManifest()) {
-      references = await this._recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags)
-    }
     const text = offloadedText(content.length, references, measure, preview, this._includeRetrievalTool)
     const replacement = [new TextBlock(text), ...mediaPlaceholders(content, references)]
     const stored = references.filter((r) => r.ref)
@@ -436,7 +431,14 @@ export class ContextOffloader {
       ttl: tags.ttlMs ?? this._options.ttlMs,
       opaque: this._options.opaqueReferences,
     })
-    await this._manifestOf().record(tags.sessionId ?? sessionOf(agent), entries)
+    const session = tags.sessionId ?? sessionOf(agent)
+    try {
+      await this._manifestOf().record(session, entries)
+    } catch (err) {
+      // Every id is stored or none is: an id whose entry is missing would never resolve.
+      await this._manifestOf().forget(session, entries)
+      throw err
+    }
     return shown
   }
 
@@ -456,6 +458,9 @@ export class ContextOffloader {
       }
       if (forced === false) return
     }
+    // Offloads of many agents run as one chain of promises: each takes its turn of the
+    // event loop, so that timers and I/O run between them.
+    while (mustYield()) await yieldToEventLoop()
     const content = event.result.content
     const toolUseId = event.result.toolUseId
     const decision = await this._decide(content, event.result, event.agent)
@@ -501,10 +506,7 @@ export class ContextOffloader {
       tags.toolName = options.toolName
     }
     if (options.sessionId !== undefined) {
-      if (typeof options.sessionId !== 'string' || options.sessionId.length === 0) {
-        throw new TypeError('offload() sessionId must be a non-empty string')
-      }
-      tags.sessionId = options.sessionId
+      tags.sessionId = checkSessionId(options.sessionId, 'offload() sessionId')
     }
     const blocks = toContentBlocks(content)
     const agent = options.agent ?? this._lastAgent?.deref()
@@ -513,6 +515,7 @@ export class ContextOffloader {
         'ContextOffloader.offload() needs a storage: pass `storage` in the config or add the plugin to an agent first',
       )
     }
+    while (mustYield()) await yieldToEventLoop()
     const resultBlock = new ToolResultBlock({ toolUseId: key, status: 'success', content: blocks })
     const decision = await this._decide(blocks, resultBlock, agent)
     const offloaded = await this._offloadBlocks(blocks, key, agent, decision, tags)

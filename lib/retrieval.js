@@ -7,8 +7,10 @@
 import { randomBytes } from 'node:crypto'
 import { decodeStoredContent } from './content.js'
 import { manifestText } from './manifest.js'
-import { native, toNativeText } from './native.js'
-import { isFullRetrieval, searchStored } from './search.js'
+import { syncClock } from './lifecycle.js'
+import { asUint8Array, mustYield, native, toBytes, toNativeText } from './native.js'
+import { isFullRetrieval, searchQueryOf, searchStored } from './search.js'
+import { nativeFor } from './storage/native-backed.js'
 import { retrieveContent } from './storage/unified.js'
 import { RETRIEVAL_EVENT, traceEvent } from './telemetry.js'
 
@@ -23,11 +25,6 @@ export function retrievalMode(input) {
   if (input.line_range) return 'lineRange'
   if (input.context_lines !== undefined) return 'head'
   return 'full'
-}
-
-/** Content types a jq query reads as JSON text. */
-function isJsonLike(contentType) {
-  return contentType === 'application/json' || contentType.endsWith('+json') || contentType.startsWith('text/')
 }
 
 /** The error answer for a reference that cannot be read (expired or evicted ones say so). */
@@ -136,12 +133,58 @@ export class Retrieval {
       if (input.pattern || input.line_range || input.context_lines !== undefined) {
         return 'Error: query cannot be combined with pattern, line_range or context_lines.'
       }
-      return this._query(storage, reference, input, outcome)
+      return this._pageOf(storage, reference, input, { kind: 'query', query: String(input.query) }, outcome)
     }
-    if (mode === 'full') return this._full(storage, reference, input, outcome)
-    const text = await searchStored(storage, { ...input, reference }, MAX_OUTPUT_UNITS)
-    if (text.startsWith('Error: ')) return text
-    return this._page(text, input.page, outcome)
+    if (mode === 'full') return this._pageOf(storage, reference, input, { kind: 'full' }, outcome)
+    return this._pageOf(storage, reference, input, { kind: 'search', search: searchQueryOf(input) }, outcome)
+  }
+
+  /**
+   * Page `input.page` (default 1) of the extended answer to `request` (a search, the full
+   * content, a jq query) about the stored `reference`. The answer is built, kept and cut
+   * natively on a search thread; only the page crosses into JavaScript. Binary content
+   * comes back whole (as the SDK returns it), and so does a JSON block that fits one
+   * page (parsed, as the SDK returns it).
+   */
+  async _pageOf(storage, reference, input, request, outcome) {
+    if (this.encoding) await this.encodingReady
+    const page = input.page ?? 1
+    const asked = Math.min(page, MAX_OUTPUT_UNITS)
+    const nativeStore = nativeFor(storage, 'retrieve')
+    let result
+    if (typeof nativeStore?.answer === 'function') {
+      syncClock(storage, nativeStore)
+      // A page of a kept answer is cut right away (cheaper than a thread hop), unless
+      // inline work has held the event loop for a while.
+      if (!this.encoding && !mustYield()) result = nativeStore.answerNow(reference, request, asked, this._budget())
+      result ??= await nativeStore.answer(reference, request, asked, this._budget(), this.encoding).catch((err) => {
+        // A reference that cannot be read is "not found"; any other failure says so.
+        if (/^Reference not found/.test(String(err?.message ?? ''))) throw err
+        throw new AnswerFailure(`Error: the retrieval failed${this.opaque ? '' : `: ${String(err?.message ?? err).split('\n')[0].slice(0, 200)}`}`, err)
+      })
+    } else {
+      const stored = await retrieveContent(storage, reference)
+      const bytes = stored.content instanceof Uint8Array ? stored.content : toBytes(stored.content)
+      result = await nativeStep('paging the answer', this.opaque, () =>
+        native.answerContentPage(bytes, stored.contentType, request, asked, this._budget(), this.encoding),
+      )
+    }
+    if (result.content != null) return decodeStoredContent(asUint8Array(result.content), result.contentType, input.reference)
+    if (result.isFinal) return result.text
+    if (result.text == null || page > MAX_OUTPUT_UNITS) {
+      const count = result.pages ?? MAX_OUTPUT_UNITS
+      return `Error: page ${page} is past the end of this answer (${count} page${count === 1 ? '' : 's'}).`
+    }
+    outcome.pages = 1
+    if (result.whole && result.json) {
+      // One page that is the whole JSON text: the parsed JSON, as the SDK returns it.
+      try {
+        return JSON.parse(result.text)
+      } catch {
+        return result.text
+      }
+    }
+    return result.text
   }
 
   /** Page `page` (default 1) of `text` within the budget. */
@@ -168,9 +211,11 @@ export class Retrieval {
   async _storageReference(shown, context) {
     if (!this.opaque) return { reference: shown, issued: true }
     const session = this.sessionOf(context?.agent)
+    // Taken first for every id: its cost (one small read, the first time in a process)
+    // is the same whether the id was issued or not.
+    const sample = await this.manifestOf().anyEntry(session)
     const entry = await this.manifestOf().resolve(session, shown)
     if (entry) return { reference: entry.reference, issued: true }
-    const sample = await this.manifestOf().anyEntry(session)
     if (sample?.key && sample.reference.includes(sample.key)) {
       const key = randomBytes(sample.key.length).toString('hex').slice(0, sample.key.length)
       return { reference: sample.reference.replace(sample.key, key), issued: false }
@@ -183,39 +228,5 @@ export class Retrieval {
     if (!isFullRetrieval(input)) return searchStored(storage, input, this.maxChars)
     const result = await retrieveContent(storage, input.reference)
     return decodeStoredContent(result.content, result.contentType, shown)
-  }
-
-  /** The full content, paged when it is text longer than the budget. */
-  async _full(storage, reference, input, outcome) {
-    const result = await retrieveContent(storage, reference)
-    const decoded = decodeStoredContent(result.content, result.contentType, input.reference)
-    let text = decoded
-    if (typeof decoded !== 'string') {
-      // Binary blocks come back as they are; JSON that fits comes back as the SDK returns it.
-      if (result.contentType !== 'application/json') return decoded
-      text = new TextDecoder().decode(result.content)
-      const page = await this._page(text, input.page, outcome)
-      // One page that is the whole text (no footer): the parsed JSON, as the SDK returns it.
-      return page === text ? decoded : page
-    }
-    return this._page(text, input.page, outcome)
-  }
-
-  /** A jq query over the stored JSON, results as compact JSON lines, paged. */
-  async _query(storage, reference, input, outcome) {
-    const result = await retrieveContent(storage, reference)
-    if (!isJsonLike(result.contentType)) {
-      return `Error: query needs JSON content; this reference holds ${result.contentType}. Use pattern or line_range instead.`
-    }
-    const bytes = result.content instanceof Uint8Array ? result.content : new TextEncoder().encode(String(result.content))
-    const ran = await nativeStep('the query', this.opaque, () => native.queryJson(bytes, input.query))
-    if (ran.error != null) return `Error: ${ran.error}`
-    let text = ran.lines.length === 0 ? 'The query produced no results.' : ran.lines.join('\n')
-    if (ran.truncated) {
-      text +=
-        `\n[The query stopped after ${ran.lines.length.toLocaleString('en-US')} results at its output limit ` +
-        '(1,000,000 results or 64 MiB); narrow it (select, limit, first) to see the rest.]'
-    }
-    return this._page(text, input.page, outcome)
   }
 }

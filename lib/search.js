@@ -12,7 +12,7 @@ export function isFullRetrieval(input) {
 }
 
 /** The native search query of the tool's input. */
-function searchQueryOf(input) {
+export function searchQueryOf(input) {
   return {
     pattern: input.pattern,
     lineStart: input.line_range?.start,

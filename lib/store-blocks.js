@@ -8,10 +8,11 @@
 // SDK numbers them.
 import { DocumentBlock, JsonBlock, TextBlock } from '@strands-agents/sdk'
 import { getBytes, isMedia, isTextual, mediaContentType, staysInline } from './content.js'
-import { SHORT_TEXT_UNITS, asUint8Array, toNativeText, toNativeTextNow } from './native.js'
+import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toNativeText, toNativeTextNow, yieldToEventLoop } from './native.js'
+import { BUDGET } from './lifecycle.js'
 import { logger } from './sdk.js'
-import { PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
-import { storeContent } from './storage/unified.js'
+import { NATIVE, PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
+import { isOffloaderStorage, storeContent } from './storage/unified.js'
 
 /**
  * Hands every long text (by block index) to native memory, in order, yielding to the
@@ -106,4 +107,79 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
   const label = block instanceof DocumentBlock ? block.name : contentType
   const ref = await storeContent(storage, key, bytes, contentType)
   return { ref, contentType, description: `${label}, ${bytes.length.toLocaleString()} bytes` }
+}
+
+/**
+ * Stores every block of one result (block `i` under `<keyPrefix>_<i>`) and returns one
+ * `{ ref, contentType, description }` per block. The blocks stand or fall together:
+ * when one cannot be stored, those stored already are removed and the error is thrown.
+ * On a storage with a byte budget (`maxBytes`), blocks that together exceed it are
+ * refused before any is stored, and once all are stored each is checked to be still
+ * held (a concurrent store may have evicted one to make room); if one is not, the rest
+ * are removed and the offload fails, so no reference handed out is already gone.
+ * Stores that can run right away do (no promise is awaited when none is needed).
+ * @param {object} storage
+ * @param {unknown[]} content - the result's blocks
+ * @param {string} keyPrefix
+ * @param {{ texts: Map<number, string>, nativeTexts: Map<number, object>, utf8: Map<number, object>, bytes: number[] }} parts
+ */
+export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytes }) {
+  const budget = storage?.[BUDGET]
+  const stores = content.filter((block) => isTextual(block) || (isMedia(block) && !staysInline(block))).length
+  if (budget !== undefined && stores > 1) {
+    const total = bytes.reduce((a, b) => a + b, 0)
+    if (total > budget) {
+      throw new Error(`the result's ${stores} blocks (${total} bytes together) do not fit the storage's maxBytes (${budget} bytes)`)
+    }
+  }
+  // Inline stores resolve without giving the event loop a turn: let it run now and then
+  // (before any block is numbered, so the blocks keep their order).
+  while (mustYield()) await yieldToEventLoop()
+  const attempts = content.map((block, i) => {
+    try {
+      return storeBlock(storage, block, `${keyPrefix}_${i}`, { text: texts.get(i), nativeText: nativeTexts.get(i), encoded: utf8.get(i) })
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  })
+  let references = attempts
+  if (attempts.some((a) => a instanceof Promise)) {
+    const outcomes = await Promise.allSettled(attempts)
+    const failed = outcomes.find((o) => o.status === 'rejected')
+    if (failed) {
+      discardStored(storage, outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value))
+      throw failed.reason
+    }
+    references = outcomes.map((o) => o.value)
+  }
+  if (budget !== undefined && stores > 0) {
+    const nativeStore = nativeFor(storage, 'retrieve')
+    const refs = references.filter((r) => r.ref).map((r) => r.ref)
+    if (typeof nativeStore?.holdsAll === 'function' && !nativeStore.holdsAll(refs)) {
+      discardStored(storage, references)
+      throw new Error("a block of this result was evicted to make room for a concurrent store before the result's other blocks were stored")
+    }
+  }
+  return references
+}
+
+/**
+ * Removes blocks of a result that failed as a whole (best effort, in the background: a
+ * failure is logged). Our storages remove them natively; a unified storage deletes their
+ * keys; other storages have no way to remove and keep them.
+ * @param {object} storage
+ * @param {{ ref: string, storageRef?: string }[]} references
+ */
+export function discardStored(storage, references) {
+  const refs = references.map((r) => r?.storageRef ?? r?.ref).filter(Boolean)
+  if (refs.length === 0 || !storage) return
+  const nativeStore = storage[NATIVE]
+  let removal
+  try {
+    if (typeof nativeStore?.discard === 'function') removal = nativeStore.discard(refs)
+    else if (!nativeStore && !isOffloaderStorage(storage)) removal = Promise.all(refs.map((ref) => storage.delete(ref)))
+  } catch (err) {
+    removal = Promise.reject(err)
+  }
+  Promise.resolve(removal).catch((err) => logger.warn(`blocks=<${refs.length}> | could not remove the stored blocks of a failed offload`, err))
 }

@@ -37,6 +37,7 @@ fn run(backend: &Backend, scope: &str, op: KvOp) -> std::result::Result<KvOutput
       KvOp::Read(key) => f.read_in(scope, &key).map(KvOutput::Value),
       KvOp::Delete(key) => f.delete_in(scope, &key).map(KvOutput::Deleted),
       KvOp::List(prefix) => f.list_in(scope, &prefix).map(KvOutput::Keys),
+      KvOp::Prune(prefix) => f.prune_in(scope, &prefix).map(KvOutput::Deleted),
     },
     Backend::Memory(_) if !scope.is_empty() => Err(StorageError::InvalidArgument(
       "in-memory storage takes no scope".to_owned(),
@@ -50,6 +51,8 @@ fn run(backend: &Backend, scope: &str, op: KvOp) -> std::result::Result<KvOutput
         KvOp::Read(key) => kv.read(&key).map(KvOutput::Value),
         KvOp::Delete(key) => kv.delete(&key).map(KvOutput::Deleted),
         KvOp::List(prefix) => kv.list(&prefix).map(KvOutput::Keys),
+        // Keys in memory leave no directories behind.
+        KvOp::Prune(_) => Ok(KvOutput::Deleted(false)),
       }
     }
   }
@@ -65,6 +68,8 @@ pub enum KvOp {
   Delete(String),
   /// `list(prefix)`.
   List(String),
+  /// Removes the empty directory a list prefix names (files only).
+  Prune(String),
 }
 
 /// What a key-value operation produced.
@@ -154,6 +159,14 @@ impl NativeStore {
   #[napi(ts_return_type = "Promise<string[]>", catch_unwind)]
   pub fn kv_list(&self, prefix: String, scope: Option<String>) -> AsyncTask<KvTask> {
     self.kv_task(scope, KvOp::List(prefix))
+  }
+
+  /// Removes the directory the list prefix `prefix` names when it is empty (a file
+  /// store leaves the directories of deleted keys otherwise); resolves with whether it
+  /// was removed. Nothing to do in memory.
+  #[napi(ts_return_type = "Promise<boolean>", catch_unwind)]
+  pub fn kv_prune(&self, prefix: String, scope: Option<String>) -> AsyncTask<KvTask> {
+    self.kv_task(scope, KvOp::Prune(prefix))
   }
 
   /// Unified storage, in memory only: removes every value (offloaded blocks are kept).

@@ -13,12 +13,12 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod answers;
 mod error;
 mod kv;
 mod lifecycle;
 mod offload;
 mod pages;
-mod query;
 mod s3;
 mod s3_snapshot;
 mod search;
@@ -29,10 +29,10 @@ mod task;
 mod text;
 mod tokens;
 
+pub use answers::*;
 pub use kv::*;
 pub use offload::*;
 pub use pages::*;
-pub use query::*;
 pub use s3::*;
 pub use search::*;
 pub use search_cache::*;

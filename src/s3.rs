@@ -12,6 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use offload_s3::reference::resolve_reference;
 use offload_s3::{S3Options, S3Store, StaticCredentials};
 use offload_storage::NewBlob;
 
@@ -265,6 +266,20 @@ impl NativeS3Store {
   pub async fn remove_artifacts(&self, names: Vec<String>, only_expired_at_ms: Option<f64>) -> Result<f64> {
     let (names, only) = removal_args(names, only_expired_at_ms)?;
     Ok(self.store.remove_artifacts(&names, only).await.map_err(to_js_error)? as f64)
+  }
+
+  /// Deletes the artifact objects `references` name (the blocks of an offload that
+  /// failed as a whole); only artifact-shaped objects under the prefix go. Resolves
+  /// with how many were deleted.
+  #[napi]
+  pub async fn discard(&self, references: Vec<String>) -> Result<f64> {
+    let (bucket, prefix) = (self.store.bucket(), self.store.prefix());
+    let names: Vec<String> = references
+      .iter()
+      .filter_map(|reference| resolve_reference(bucket, prefix, reference).ok())
+      .filter_map(|key| key.strip_prefix(prefix).map(str::to_owned))
+      .collect();
+    Ok(self.store.remove_artifacts(&names, None).await.map_err(to_js_error)? as f64)
   }
 
   /// Number of unfinished multipart uploads under the prefix (for checks and tests).

@@ -5,7 +5,8 @@
 //! converting small arguments.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
@@ -83,6 +84,14 @@ fn cycles(value: Option<f64>) -> Result<Option<u64>> {
   }
 }
 
+/// Internal, for the tests: sets how long an inline file write may take before small
+/// file writes go to a worker for a second (default 1,000 µs; 0 counts every inline
+/// write as slow).
+#[napi(catch_unwind)]
+pub fn set_slow_inline_write_micros(micros: u32) {
+  SLOW_INLINE_WRITE_MICROS.store(u64::from(micros), Ordering::Relaxed);
+}
+
 /// A storage backend living in native memory or on disk.
 #[napi]
 pub struct NativeStore {
@@ -142,11 +151,49 @@ enum Payload {
   Encoded(Bytes),
 }
 
+/// An inline file write slower than this many microseconds means a busy disk (see
+/// [`INLINE_PAUSE_MS`]); 1 ms unless the tests change it.
+static SLOW_INLINE_WRITE_MICROS: AtomicU64 = AtomicU64::new(1_000);
+
+/// For how long, after one slow inline file write, small file writes go to a worker
+/// thread instead: a busy disk must not hold the event loop store after store.
+const INLINE_PAUSE_MS: u64 = 1_000;
+
+/// The start of the process's clock for [`INLINE_FILES_PAUSED_UNTIL`].
+static CLOCK_START: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+/// Until when (ms on [`CLOCK_START`]'s clock) small file writes go to a worker: set
+/// by a slow inline write, in any store of the process (they share the disk).
+static INLINE_FILES_PAUSED_UNTIL: AtomicU64 = AtomicU64::new(0);
+
+fn clock_ms() -> u64 {
+  u64::try_from(CLOCK_START.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Whether small writes to `store` may run on the JavaScript thread: only once
-/// its directory is open (opening reads the whole journal) and never with
-/// fsyncs (a flush takes milliseconds).
-fn writes_inline(store: &FileStore) -> bool {
-  store.is_open() && !store.is_durable()
+/// its directory is open (opening reads the whole journal), never with fsyncs (a
+/// flush takes milliseconds), never under a byte budget (a store then waits for the
+/// directory's lock, which another process may hold), and not for a second after an
+/// inline write was slow.
+pub(crate) fn writes_inline(store: &FileStore) -> bool {
+  store.is_open()
+    && !store.is_durable()
+    && Lifecycle::policy(store).max_bytes.is_none()
+    && clock_ms() >= INLINE_FILES_PAUSED_UNTIL.load(Ordering::Relaxed)
+}
+
+/// Runs an inline write of `backend`; a file write that took long pauses inline file
+/// writes (see [`INLINE_PAUSE_MS`]).
+fn timed_inline<T>(backend: &Backend, write: impl FnOnce() -> T) -> T {
+  if !matches!(backend, Backend::File(_)) {
+    return write();
+  }
+  let started = Instant::now();
+  let written = write();
+  if started.elapsed() > Duration::from_micros(SLOW_INLINE_WRITE_MICROS.load(Ordering::Relaxed)) {
+    INLINE_FILES_PAUSED_UNTIL.store(clock_ms().saturating_add(INLINE_PAUSE_MS), Ordering::Relaxed);
+  }
+  written
 }
 
 fn style(concatenated: Option<bool>) -> ReferenceStyle {
@@ -187,7 +234,8 @@ impl NativeStore {
     let byte_length = bytes.len() as f64;
     let sequence = self.backend.next_sequence();
     let tags = self.stamp.tags_at(self.stamp.now());
-    let reference = self.backend.store(NewBlob { sequence, key, content: bytes, content_type, tags }, style(concatenated))?;
+    let blob = NewBlob { sequence, key, content: bytes, content_type, tags };
+    let reference = timed_inline(&self.backend, || self.backend.store(blob, style(concatenated)))?;
     Ok(StoreOutcome { reference, byte_length })
   }
 }
@@ -199,7 +247,7 @@ impl NativeStore {
   #[napi(factory, catch_unwind)]
   pub fn memory(evict_after: Option<f64>) -> Result<Self> {
     let store = MemoryStore::new(cycles(evict_after)?).map_err(to_js_error)?;
-    store.set_removal_hook(Some(PreparedCache::global().removal_hook()));
+    store.set_removal_hook(Some(offload_search::removal_hook()));
     Ok(Self { backend: Backend::Memory(Arc::new(store)), stamp: Stamp::default() })
   }
 
@@ -210,7 +258,7 @@ impl NativeStore {
   pub fn file(dir: String, durable: Option<bool>, keep_expired: Option<bool>) -> Self {
     let store = FileStore::new(&dir).with_durable(durable.unwrap_or(false));
     let store = if keep_expired.unwrap_or(false) { store.keeping_expired() } else { store };
-    store.set_removal_hook(Some(PreparedCache::global().removal_hook()));
+    store.set_removal_hook(Some(offload_search::removal_hook()));
     Self { backend: Backend::File(Arc::new(store)), stamp: Stamp::default() }
   }
 
@@ -327,7 +375,7 @@ impl NativeStore {
     let sequence = self.backend.next_sequence();
     let tags = self.stamp.tags_at(self.stamp.now());
     let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags };
-    self.backend.store(blob, style(concatenated)).map(Some)
+    timed_inline(&self.backend, || self.backend.store(blob, style(concatenated))).map(Some)
   }
 
   /// Stores small content right away on the JavaScript thread: any size in memory,
@@ -439,6 +487,34 @@ impl NativeStore {
       searched.map(outcome).map_err(to_js_error)
     })
     .await
+  }
+
+  /// Whether every one of `references` names an artifact held now (unexpired, its
+  /// content present), without reading any content or counting as a use. For the few
+  /// blocks of one offload (a file store stats each file): used to tell that no block
+  /// of a result was evicted before the others were stored.
+  #[napi(catch_unwind)]
+  pub fn holds_all(&self, references: Vec<String>) -> bool {
+    let now = self.stamp.now();
+    references.iter().all(|reference| self.backend.lifecycle().holds(reference, now).unwrap_or(false))
+  }
+
+  /// Removes the artifacts `references` name (the blocks of an offload that failed as
+  /// a whole), on a worker thread; resolves with how many were removed.
+  #[napi(ts_return_type = "Promise<number>", catch_unwind)]
+  pub fn discard(&self, references: Vec<String>) -> AsyncTask<Work<u32>> {
+    let (backend, now) = (self.backend.clone(), self.stamp.now());
+    on_worker(move || {
+      let removed = match &backend {
+        Backend::Memory(m) => references.iter().filter(|reference| m.delete(reference)).count(),
+        Backend::File(f) => {
+          let names: Vec<String> =
+            references.iter().filter_map(|reference| f.retrieve_stamped_at(reference, now, |_, _| true).ok().map(|found| found.name)).collect();
+          f.remove_artifacts(&names, None).map_err(to_js_error)?
+        }
+      };
+      Ok(u32::try_from(removed).unwrap_or(u32::MAX))
+    })
   }
 
   /// In-memory only: advances the agent cycle and evicts idle entries; returns how many.

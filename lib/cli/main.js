@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { UsageError, oneLine } from './errors.js'
-import { colourOn, Output, styles } from './terminal.js'
+import { colourOn, Output, printable, styles } from './terminal.js'
 
 const PROGRAM = 'context-offloader'
 /**
@@ -64,7 +64,8 @@ export async function main(argv) {
   const out = new Output()
   const fail = (message) => {
     const red = styles(colourOn(process.stderr)).red
-    process.stderr.write(`${PROGRAM}: ${red('error:')} ${message}\n`)
+    // Every message is printed escaped (an unknown command or option echoes what was typed).
+    process.stderr.write(`${PROGRAM}: ${red('error:')} ${printable(message)}\n`)
     return 2
   }
   const [name, ...rest] = argv

@@ -102,6 +102,10 @@ function fileNamespaceView(nativeStore, scope) {
     async list(prefix) {
       return kvCall(() => nativeStore.kvList(prefix, scope))
     },
+    /** Removes the directory a list prefix names once it is empty (its name may tell what it held). */
+    async prune(prefix) {
+      return kvCall(() => nativeStore.kvPrune(prefix, scope))
+    },
     namespace(sub) {
       const normalized = normalizePrefix(sub)
       return fileNamespaceView(nativeStore, normalized ? `${scope}/${normalized}` : scope)

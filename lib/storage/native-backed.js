@@ -3,9 +3,9 @@
 // `delete`/`list`/`namespace`, keys normalised natively as the SDK's `normalizeKey`).
 import { StorageError } from '@strands-agents/sdk'
 import { syncClock } from '../lifecycle.js'
-import { manifestPrefix } from '../manifest.js'
+import { checkSessionId, legacyManifestPrefix, manifestPrefix } from '../manifest-keys.js'
 import { logger } from '../sdk.js'
-import { asUint8Array, toBytes } from '../native.js'
+import { asUint8Array, mustYield, toBytes, yieldToEventLoop } from '../native.js'
 import { namespaceView } from './unified.js'
 
 /** Internal handle of our storages: the native store behind them. */
@@ -43,6 +43,7 @@ const MAX_TAGGED = 256
 export function tagged(storage, sessionId, ttl) {
   const nativeStore = storage?.[NATIVE]
   if (typeof nativeStore?.withTags !== 'function' || (sessionId == null && ttl == null)) return storage
+  if (sessionId != null) checkSessionId(sessionId, 'sessionId')
   let views = TAGGED.get(storage)
   if (!views) TAGGED.set(storage, (views = new Map()))
   const key = `${ttl ?? ''}\u0000${sessionId ?? ''}`
@@ -99,6 +100,7 @@ export class NativeBackedStorage {
     const nativeStore = this[NATIVE]
     syncClock(this, nativeStore)
     const args = [String(key), toBytes(content), String(contentType), this[PLUGIN_VIEW]]
+    while (mustYield()) await yieldToEventLoop()
     const outcome = nativeStore.storeBytesNow(...args) ?? (await nativeStore.storeBytes(...args))
     return outcome.reference
   }
@@ -129,15 +131,18 @@ export class NativeBackedStorage {
    * @returns {Promise<number>}
    */
   async deleteSession(sessionId) {
-    if (typeof sessionId !== 'string' || sessionId.length === 0) {
-      throw new TypeError('deleteSession() needs a non-empty string session id')
-    }
+    checkSessionId(sessionId, 'deleteSession() session id')
     const removed = await this[NATIVE].deleteSession(sessionId)
-    // The plugin's offload manifest of the session (opaque ids, `list`) goes with it; the
-    // artifacts are gone already, so a failure here is logged, not thrown.
+    // The plugin's offload manifest of the session (opaque ids, `list`) goes with it, and
+    // so does its directory, whose name would tell the session's id; the artifacts are
+    // gone already, so a failure here is logged, not thrown.
     try {
-      const keys = await kvCall(() => this[NATIVE].kvList(manifestPrefix(sessionId)))
-      for (const key of keys) await kvCall(() => this[NATIVE].kvDelete(key))
+      for (const prefix of [manifestPrefix(sessionId), legacyManifestPrefix(sessionId)]) {
+        if (prefix === undefined) continue
+        const keys = await kvCall(() => this[NATIVE].kvList(prefix))
+        for (const key of keys) await kvCall(() => this[NATIVE].kvDelete(key))
+        if (keys.length > 0 && typeof this[NATIVE].kvPrune === 'function') await kvCall(() => this[NATIVE].kvPrune(prefix))
+      }
     } catch (err) {
       logger.warn(`session=<${sessionId}> | artifacts deleted, but not the offload manifest`, err)
     }
@@ -168,6 +173,7 @@ export class NativeBackedStorage {
   async write(key, data) {
     const nativeStore = this[NATIVE]
     const bytes = toBytes(data)
+    while (mustYield()) await yieldToEventLoop()
     await kvCall(async () => {
       if (!nativeStore.kvWriteNow(key, bytes)) await nativeStore.kvWrite(key, bytes)
     })

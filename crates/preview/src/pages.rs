@@ -77,7 +77,7 @@ fn page_end(text: &str, start: usize, meter: &dyn Meter, budget: usize) -> usize
         None => fit,
     };
     // Meters of merged units (tokens) need not shrink with the text: check the cut.
-    while end > 0 && meter.measure(&rest[..end]) > budget {
+    while end > 0 && !meter.is_additive() && meter.measure(&rest[..end]) > budget {
         end = floor_boundary(rest, end - 1);
     }
     if end == 0 {
@@ -92,38 +92,7 @@ fn page_end(text: &str, start: usize, meter: &dyn Meter, budget: usize) -> usize
 /// one page without a footer. Work is proportional to the text up to the end
 /// of the page asked for (to the end of the text for [`PageLookup::Beyond`]).
 pub fn page_of(text: &str, meter: &dyn Meter, budget: usize, number: usize) -> PageLookup {
-    let number = number.max(1);
-    if prefix_fit(meter, text, budget) == text.len() {
-        return match number {
-            1 => PageLookup::Found(Page {
-                number: 1,
-                start: 0,
-                end: text.len(),
-                has_more: false,
-            }),
-            _ => PageLookup::Beyond(1),
-        };
-    }
-    let body_budget = budget.saturating_sub(footer_cost(meter));
-    let mut start = 0;
-    let mut current = 1;
-    loop {
-        let end = page_end(text, start, meter, body_budget);
-        let has_more = end < text.len();
-        if current == number {
-            return PageLookup::Found(Page {
-                number,
-                start,
-                end,
-                has_more,
-            });
-        }
-        if !has_more {
-            return PageLookup::Beyond(current);
-        }
-        start = end;
-        current += 1;
-    }
+    PageIndex::default().locate(text, meter, budget, number)
 }
 
 /// Page `number` of `text` with its footer (none when the text is one page),
@@ -134,16 +103,117 @@ pub fn render_page(
     budget: usize,
     number: usize,
 ) -> Result<(String, Page), usize> {
-    match page_of(text, meter, budget, number) {
-        PageLookup::Beyond(pages) => Err(pages),
-        PageLookup::Found(page) => {
-            let body = page.body(text);
-            if page.number == 1 && !page.has_more {
-                return Ok((body.to_owned(), page));
+    PageIndex::default().render(text, meter, budget, number)
+}
+
+/// Where the pages of one text start, kept between lookups: each page
+/// boundary is found once, and a lookup past the pages found so far goes on
+/// from the last of them. Reading every page of a text one after another thus
+/// costs one pass over it, where [`page_of`] alone would walk from the first
+/// page every time.
+///
+/// An index belongs to one text, meter and budget: use it with the same three
+/// every time. Its pages are those of [`page_of`].
+#[derive(Debug, Clone, Default)]
+pub struct PageIndex {
+    /// The start of every page found so far, in order (page 1 starts at 0);
+    /// empty before the first lookup.
+    starts: Vec<usize>,
+    /// Whether the whole text fits one page, without a footer.
+    whole: bool,
+    /// How many pages there are, once the last one has been found.
+    total: Option<usize>,
+}
+
+impl PageIndex {
+    /// Locates page `number` (1-based; 0 is taken as 1), as [`page_of`] does.
+    /// Work is proportional to the part of the text between the furthest page
+    /// found before and the end of the page asked for.
+    pub fn locate(&mut self, text: &str, meter: &dyn Meter, budget: usize, number: usize) -> PageLookup {
+        let number = number.max(1);
+        if self.starts.is_empty() {
+            self.starts.push(0);
+            self.whole = prefix_fit(meter, text, budget) == text.len();
+            if self.whole {
+                self.total = Some(1);
             }
-            let footer = footer(page.number, page.has_more);
-            Ok((format!("{body}{footer}"), page))
         }
+        if self.whole {
+            return match number {
+                1 => PageLookup::Found(Page {
+                    number: 1,
+                    start: 0,
+                    end: text.len(),
+                    has_more: false,
+                }),
+                _ => PageLookup::Beyond(1),
+            };
+        }
+        let body_budget = budget.saturating_sub(footer_cost(meter));
+        loop {
+            let known = self.starts.len();
+            if number <= known {
+                let start = self.starts[number - 1];
+                let end = page_end(text, start, meter, body_budget);
+                let has_more = end < text.len();
+                if !has_more {
+                    self.total = Some(number);
+                } else if number == known {
+                    self.starts.push(end);
+                }
+                return PageLookup::Found(Page {
+                    number,
+                    start,
+                    end,
+                    has_more,
+                });
+            }
+            if let Some(total) = self.total {
+                return PageLookup::Beyond(total);
+            }
+            let end = page_end(text, self.starts[known - 1], meter, body_budget);
+            if end < text.len() {
+                self.starts.push(end);
+            } else {
+                self.total = Some(known);
+            }
+        }
+    }
+
+    /// Page `number` of `text` with its footer (none when the text is one
+    /// page), as [`render_page`] renders it; `Err` with the number of pages
+    /// when `number` is past the last.
+    pub fn render(
+        &mut self,
+        text: &str,
+        meter: &dyn Meter,
+        budget: usize,
+        number: usize,
+    ) -> Result<(String, Page), usize> {
+        match self.locate(text, meter, budget, number) {
+            PageLookup::Beyond(pages) => Err(pages),
+            PageLookup::Found(page) => {
+                let body = page.body(text);
+                if page.number == 1 && !page.has_more {
+                    return Ok((body.to_owned(), page));
+                }
+                let footer = footer(page.number, page.has_more);
+                Ok((format!("{body}{footer}"), page))
+            }
+        }
+    }
+
+    /// Whether page `number` can be located without walking the text: its
+    /// start is known, or how many pages there are.
+    #[must_use]
+    pub fn knows(&self, number: usize) -> bool {
+        !self.starts.is_empty() && (self.whole || number.max(1) <= self.starts.len() || self.total.is_some())
+    }
+
+    /// Bytes this index holds (its page starts).
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        self.starts.capacity() * std::mem::size_of::<usize>()
     }
 }
 
@@ -200,7 +270,41 @@ mod tests {
         assert_eq!(joined, text);
     }
 
+    /// One index asked for pages in any order (repeats, jumps past the end)
+    /// answers what a fresh lookup answers.
+    #[test]
+    fn an_index_answers_as_fresh_lookups_in_any_order() {
+        let text: String = (1..=300).map(|i| format!("line {i} {}\n", "é".repeat(i % 7))).collect();
+        let mut index = PageIndex::default();
+        let total = match page_of(&text, &Utf16Meter, 150, usize::MAX) {
+            PageLookup::Beyond(n) => n,
+            PageLookup::Found(_) => unreachable!("the text has fewer pages"),
+        };
+        assert!(total > 20);
+        for n in [5, 1, 2, 2, total + 3, total, 7, 6, total - 1, 1, total + 1, 0, 3] {
+            assert_eq!(index.locate(&text, &Utf16Meter, 150, n), page_of(&text, &Utf16Meter, 150, n), "page {n}");
+            assert_eq!(index.render(&text, &Utf16Meter, 150, n), render_page(&text, &Utf16Meter, 150, n), "page {n}");
+        }
+        let mut whole = PageIndex::default();
+        assert_eq!(whole.render("a\nb", &Utf16Meter, 10, 1), Ok(("a\nb".to_owned(), Page { number: 1, start: 0, end: 3, has_more: false })));
+        assert_eq!(whole.render("a\nb", &Utf16Meter, 10, 2), Err(1));
+        assert!(index.heap_bytes() >= total * std::mem::size_of::<usize>());
+    }
+
     proptest! {
+        #[test]
+        fn an_index_matches_page_of_for_every_page(
+            lines in proptest::collection::vec("[a-z😀é ]{0,40}", 0..60),
+            budget in 120usize..400,
+            order in proptest::collection::vec(0usize..40, 1..30),
+        ) {
+            let text = lines.join("\n");
+            let mut index = PageIndex::default();
+            for n in order {
+                prop_assert_eq!(index.locate(&text, &Utf16Meter, budget, n), page_of(&text, &Utf16Meter, budget, n));
+            }
+        }
+
         #[test]
         fn pages_partition_the_text_within_budget(
             lines in proptest::collection::vec("[a-z😀é ]{0,40}", 0..60),

@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use bytes::Bytes;
+
 /// Decodes `bytes` like `new TextDecoder().decode(bytes)`: one leading UTF-8
 /// byte order mark is removed and each invalid sequence becomes U+FFFD,
 /// following the WHATWG "maximal subpart" rule (which Rust's lossy decoding
@@ -13,6 +15,68 @@ pub fn decode_text(bytes: &[u8]) -> Cow<'_, str> {
     match simdutf8::basic::from_utf8(body) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(body),
+    }
+}
+
+/// Stored content decoded as [`decode_text`] decodes it, held without a copy
+/// when it is valid UTF-8 (the text shares the content's [`Bytes`]), or text
+/// made elsewhere.
+#[derive(Debug, Clone)]
+pub struct DecodedText(Text);
+
+#[derive(Debug, Clone)]
+enum Text {
+    /// The content itself (after a byte order mark), checked to be valid
+    /// UTF-8 when the [`DecodedText`] was made. `Bytes` never changes the
+    /// bytes it shares, so they stay valid.
+    Shared(Bytes),
+    /// Text of its own: content decoded with replacement characters (it was
+    /// not valid UTF-8), or made from a `String`.
+    Owned(String),
+}
+
+impl DecodedText {
+    /// Decodes `content` (sharing it when it is valid UTF-8).
+    #[must_use]
+    pub fn new(content: &Bytes) -> Self {
+        DecodedText(match decode_text(content) {
+            Cow::Borrowed(valid) => Text::Shared(content.slice_ref(valid.as_bytes())),
+            Cow::Owned(decoded) => Text::Owned(decoded),
+        })
+    }
+
+    /// The text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            // SAFETY: `Text::Shared` is only made (in `DecodedText::new`) from
+            // bytes that `decode_text` found to be valid UTF-8, and the bytes
+            // behind a `Bytes` are never changed while it shares them.
+            Text::Shared(bytes) => unsafe { std::str::from_utf8_unchecked(bytes) },
+            Text::Owned(text) => text,
+        }
+    }
+
+    /// Whether the text is the content's own bytes, shared with it rather
+    /// than a copy.
+    #[must_use]
+    pub fn shares_content(&self) -> bool {
+        matches!(self.0, Text::Shared(_))
+    }
+
+    /// Bytes the text occupies (shared or its own).
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        match &self.0 {
+            Text::Shared(bytes) => bytes.len(),
+            Text::Owned(text) => text.capacity(),
+        }
+    }
+}
+
+impl From<String> for DecodedText {
+    fn from(text: String) -> Self {
+        DecodedText(Text::Owned(text))
     }
 }
 

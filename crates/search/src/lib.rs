@@ -49,6 +49,8 @@
 //! * **Line ranges** are taken as validated by the tool schema (`>= 1`); a
 //!   start of 0 behaves like 1.
 
+pub mod answers;
+pub mod artifact_cache;
 pub mod deadline;
 pub mod decode;
 pub mod error;
@@ -67,7 +69,10 @@ pub mod utf16;
 pub use decode::decode_text;
 pub use error::SearchError;
 pub use prepared::PreparedText;
-pub use prepared_cache::{PreparedCache, Version};
+pub use answers::{removal_hook, AnswerCache, Built, PageAnswer, Paging, Source};
+pub use artifact_cache::Version;
+pub use decode::DecodedText;
+pub use prepared_cache::PreparedCache;
 pub use search::{
     is_full_retrieval, run_retrieval_query, run_retrieval_query_indexed, search_content,
     search_lines, LineRange, RetrievalQuery, DEFAULT_CONTEXT_LINES,

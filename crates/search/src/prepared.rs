@@ -1,30 +1,17 @@
 //! [`PreparedText`]: stored content decoded and indexed once, for any number
 //! of retrieval queries.
 
-use std::borrow::Cow;
 use std::mem::size_of;
 
 use bytes::Bytes;
 
-use crate::decode::decode_text;
+use crate::decode::DecodedText;
 use crate::error::SearchError;
 use crate::lines::{line_starts, LineIndex};
 use crate::search::{run_retrieval_query_indexed, RetrievalQuery};
 
-/// The text of a [`PreparedText`].
-#[derive(Debug)]
-enum Text {
-    /// The content itself (after a byte order mark), checked to be valid
-    /// UTF-8 when the [`PreparedText`] was made. `Bytes` never changes the
-    /// bytes it shares, so they stay valid.
-    Shared(Bytes),
-    /// The content decoded with replacement characters (it was not valid
-    /// UTF-8).
-    Decoded(String),
-}
-
 /// Stored content as the retrieval search sees it: decoded exactly as
-/// [`decode_text`] decodes it (without copying content that is valid UTF-8:
+/// [`decode_text`](crate::decode_text) decodes it (without copying content that is valid UTF-8:
 /// the text shares the content's [`Bytes`]) and split into lines.
 ///
 /// [`PreparedText::run`] gives the same result as
@@ -32,7 +19,7 @@ enum Text {
 /// without decoding or indexing again.
 #[derive(Debug)]
 pub struct PreparedText {
-    text: Text,
+    text: DecodedText,
     /// Start offset of every line of the text (see [`LineIndex`]).
     starts: Vec<usize>,
 }
@@ -41,11 +28,8 @@ impl PreparedText {
     /// Decodes and indexes `content`.
     #[must_use]
     pub fn new(content: &Bytes) -> Self {
-        let text = match decode_text(content) {
-            Cow::Borrowed(valid) => Text::Shared(content.slice_ref(valid.as_bytes())),
-            Cow::Owned(decoded) => Text::Decoded(decoded),
-        };
-        let mut starts = line_starts(text_of(&text));
+        let text = DecodedText::new(content);
+        let mut starts = line_starts(text.as_str());
         starts.shrink_to_fit();
         PreparedText { text, starts }
     }
@@ -53,7 +37,7 @@ impl PreparedText {
     /// The decoded text.
     #[must_use]
     pub fn text(&self) -> &str {
-        text_of(&self.text)
+        self.text.as_str()
     }
 
     /// The text split into lines.
@@ -76,32 +60,19 @@ impl PreparedText {
     /// with the content rather than a decoded copy.
     #[must_use]
     pub fn shares_content(&self) -> bool {
-        matches!(self.text, Text::Shared(_))
+        self.text.shares_content()
     }
 
     /// Bytes of the text (shared or decoded).
     #[must_use]
     pub fn text_bytes(&self) -> usize {
-        match &self.text {
-            Text::Shared(bytes) => bytes.len(),
-            Text::Decoded(decoded) => decoded.capacity(),
-        }
+        self.text.heap_bytes()
     }
 
     /// Bytes of the line index.
     #[must_use]
     pub fn index_bytes(&self) -> usize {
         self.starts.capacity() * size_of::<usize>()
-    }
-}
-
-fn text_of(text: &Text) -> &str {
-    match text {
-        // SAFETY: `Text::Shared` is only made (in `PreparedText::new`) from
-        // bytes that `decode_text` found to be valid UTF-8, and the bytes
-        // behind a `Bytes` are never changed while it shares them.
-        Text::Shared(bytes) => unsafe { std::str::from_utf8_unchecked(bytes) },
-        Text::Decoded(decoded) => decoded,
     }
 }
 
@@ -148,7 +119,7 @@ mod tests {
         ] {
             let bytes = Bytes::copy_from_slice(content);
             let prepared = PreparedText::new(&bytes);
-            let text = decode_text(content);
+            let text = crate::decode_text(content);
             for q in [
                 query(Some("ERROR"), None, Some(0)),
                 query(Some("ERROR"), Some((2, 3)), None),

@@ -27,7 +27,8 @@ use offload_storage::{FileStamp, FileStore, Lifecycle, MemoryStore, StorageError
 use crate::decode::{decode_text, without_bom};
 use crate::error::SearchError;
 use crate::prepared::PreparedText;
-use crate::prepared_cache::{PreparedCache, Version};
+use crate::artifact_cache::Version;
+use crate::prepared_cache::PreparedCache;
 use crate::lines::LineIndex;
 use crate::search::{run_retrieval_query, run_retrieval_query_indexed, RetrievalQuery};
 
@@ -56,15 +57,19 @@ pub fn search_uncached(
             result: None,
         };
     }
-    // Valid UTF-8 is checked and its lines sampled in one pass; anything
-    // else is decoded and indexed whole. Both answer alike.
-    let result = match LineIndex::sampled(without_bom(content)) {
-        Some(lines) => run_retrieval_query_indexed(&lines, query, max_chars),
-        None => run_retrieval_query(&decode_text(content), query, max_chars),
-    };
     StoredSearch {
         content_type,
-        result: Some(result),
+        result: Some(search_text_uncached(content, query, max_chars)),
+    }
+}
+
+/// Searches `content` as text without any cache (see [`search_uncached`]).
+pub(crate) fn search_text_uncached(content: &[u8], query: &RetrievalQuery<'_>, max_chars: usize) -> Result<String, SearchError> {
+    // Valid UTF-8 is checked and its lines sampled in one pass; anything
+    // else is decoded and indexed whole. Both answer alike.
+    match LineIndex::sampled(without_bom(content)) {
+        Some(lines) => run_retrieval_query_indexed(&lines, query, max_chars),
+        None => run_retrieval_query(&decode_text(content), query, max_chars),
     }
 }
 

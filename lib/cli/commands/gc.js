@@ -1,6 +1,6 @@
 // `gc STORE`: removes artifacts by expiry, session, age or a byte budget, safely while
 // agents write to the store.
-import { manifestPrefix } from '../../manifest-keys.js'
+import { legacyManifestPrefix, manifestPrefix } from '../../manifest-keys.js'
 import { UsageError } from '../errors.js'
 import { listArtifacts, removeArtifacts } from '../listing.js'
 import { STORE_HELP, STORE_OPTIONS, openArtifactStore } from '../stores.js'
@@ -57,7 +57,8 @@ export const gc = {
     const now = Date.now()
     // The session's manifest entries are listed before its artifacts, so that an entry a
     // writer adds meanwhile (for an artifact gc does not see) is left alone too.
-    const manifest = values.session !== undefined && !values['dry-run'] ? await opened.store.kvList(manifestPrefix(values.session)) : []
+    const prefixes = values.session === undefined ? [] : [manifestPrefix(values.session), legacyManifestPrefix(values.session)].filter(Boolean)
+    const manifest = values['dry-run'] ? [] : (await Promise.all(prefixes.map((prefix) => opened.store.kvList(prefix)))).flat()
     const all = await listArtifacts(opened)
     let selected
     if (values.expired) selected = all.filter((a) => isExpired(a, now))
@@ -69,6 +70,8 @@ export const gc = {
     if (!values['dry-run']) {
       removed = await removeArtifacts(opened, selected, values.expired ? now : null)
       for (const key of manifest) await opened.store.kvDelete(key)
+      // The session's manifest directory would tell its id: it goes once empty.
+      if (manifest.length > 0 && typeof opened.store.kvPrune === 'function') for (const prefix of prefixes) await opened.store.kvPrune(prefix)
     }
     if (values.json) {
       out.line(JSON.stringify({ dryRun: Boolean(values['dry-run']), selected: selected.length, removed, bytes, references: selected.map((a) => a.reference) }))
