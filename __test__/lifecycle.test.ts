@@ -3,7 +3,8 @@
 // deduplication, the background sweep, restarts, two processes sweeping one directory
 // and a SIGKILL in the middle of a sweep. Time comes from an injected clock: no sleeps.
 import { spawn } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test, vi } from 'vitest'
 import { Agent, tool } from '@strands-agents/sdk'
@@ -75,6 +76,34 @@ describe.each(['memory', 'file'] as Kind[])('%s storage', (kind) => {
     await expect(storage.retrieve(b)).rejects.toThrow(`Reference not found (evicted to stay under maxBytes): ${b}`)
     for (const r of [a, c, d]) expect((await storage.retrieve(r)).content.length).toBe(100)
     expect((await storage.stats()).storedBytes).toBe(300)
+  })
+
+  test('maxBytes: what expired leaves the budget first (as expired), before any live artifact', async () => {
+    const { storage, clock } = make(kind, { maxBytes: 100_000 })
+    const plugin = new ContextOffloader({ storage })
+    const ref = async (key: string, ttlSeconds?: number) =>
+      (await plugin.offload(key[0]!.repeat(30_000), { key, ...(ttlSeconds ? { ttlSeconds } : {}) })).references[0].reference
+    const older = await ref('older')
+    const old = await ref('old')
+    const brief = await ref('brief', 1)
+    clock.now += 1_000
+    const next = await ref('next')
+    await expect(storage.retrieve(brief)).rejects.toThrow(`Reference not found (expired): ${brief}`)
+    for (const r of [older, old, next]) expect((await storage.retrieve(r)).content.length).toBe(30_000)
+    expect((await storage.stats()).storedBytes).toBe(90_000)
+  })
+
+  test('storedBytes does not count what expired', async () => {
+    const { storage, clock } = make(kind, { dedup: true })
+    const plugin = new ContextOffloader({ storage })
+    await plugin.offload('s'.repeat(20_000), { key: 'brief', ttlSeconds: 10 })
+    await plugin.offload('s'.repeat(20_000), { key: 'shared', ttlSeconds: 20 })
+    await plugin.offload('k'.repeat(30_000), { key: 'kept' })
+    expect(await storage.stats()).toMatchObject({ artifacts: 3, bytes: 70_000, storedBytes: 50_000 })
+    clock.now += 10_000
+    expect(await storage.stats()).toMatchObject({ artifacts: 2, bytes: 50_000, storedBytes: 50_000 })
+    clock.now += 10_000
+    expect(await storage.stats()).toMatchObject({ artifacts: 1, bytes: 30_000, storedBytes: 30_000 })
   })
 
   test('content larger than the whole budget: a clear error; the plugin keeps the result or truncates', async () => {
@@ -200,6 +229,68 @@ describe('with a real agent', () => {
     expect(answers.length).toBe(7)
     for (const a of answers) expect(a).not.toContain('reference not found')
     expect(storage.size).toBe(1)
+  })
+})
+
+describe('file storage integrity', () => {
+  const blobOf = (artifactDir: string, content: Uint8Array) =>
+    join(artifactDir, '.blobs', createHash('sha256').update(content).digest('hex'))
+
+  test('dedup: a planted .blobs entry of the same length never answers a store', async () => {
+    const artifactDir = dir()
+    const storage = new FileStorage({ artifactDir, dedup: true })
+    const content = bytes('the real content')
+    const first = await storage.store('first', content, 'text/plain')
+    unlinkSync(blobOf(artifactDir, content))
+    writeFileSync(blobOf(artifactDir, content), 'planted content!')
+    const second = await storage.store('second', content, 'text/plain')
+    expect(text((await storage.retrieve(second)).content)).toBe('the real content')
+    expect(text((await storage.retrieve(first)).content)).toBe('the real content')
+    expect(readFileSync(blobOf(artifactDir, content), 'utf8')).toBe('the real content')
+  })
+
+  test('dedup: an artifact edited in place is never shared with a later store', async () => {
+    const artifactDir = dir()
+    const storage = new FileStorage({ artifactDir, dedup: true })
+    const content = bytes('original content')
+    const first = await storage.store('first', content, 'text/plain')
+    writeFileSync(first, 'edited  content!')
+    for (const key of ['second', 'third']) {
+      const ref = await storage.store(key, content, 'text/plain')
+      expect(text((await storage.retrieve(ref)).content)).toBe('original content')
+    }
+  })
+
+  test('a content type with a C1 control character: stored, retrieved, seen by another instance, expired', async () => {
+    const artifactDir = dir()
+    const contentType = 'application/pdf\u0085'
+    const storage = new FileStorage({ artifactDir, ttlSeconds: 60, clock: () => T0 })
+    const ref = await storage.store('doc', bytes('%PDF'), contentType)
+    expect(ref.endsWith('.pdf_')).toBe(true)
+    expect(await storage.retrieve(ref)).toEqual({ content: bytes('%PDF'), contentType })
+    const other = new FileStorage({ artifactDir, clock: () => T0 + 60_000 })
+    expect((await new FileStorage({ artifactDir, clock: () => T0 }).stats()).artifacts).toBe(1)
+    expect(await other.cleanupExpired()).toBe(1)
+    expect(readdirSync(artifactDir).filter((f) => !f.startsWith('.'))).toEqual([])
+  })
+
+  test('a journal of removed artifacts is compacted when the directory is next opened', async () => {
+    const artifactDir = dir()
+    let journal = ''
+    for (let i = 0; i < 20_000; i++) {
+      const name = `${T0 + i}_${i}_tooluse_${i}_0.json`
+      journal += `{"f":"${name}","t":"application/json","n":${1_000 + i},"c":${T0 + i}}\n{"r":"${name}","y":"v"}\n`
+    }
+    writeFileSync(join(artifactDir, '.metadata.journal'), journal)
+    const before = statSync(join(artifactDir, '.metadata.journal')).size
+    const storage = new FileStorage({ artifactDir, clock: () => T0 })
+    const ref = await storage.store('live', bytes('live'), 'text/x-live')
+    const after = statSync(join(artifactDir, '.metadata.journal')).size
+    expect(before).toBeGreaterThan(2_000_000)
+    expect(after).toBeLessThan(100_000)
+    const last = `${T0 + 19_999}_19999_tooluse_19999_0.json`
+    await expect(storage.retrieve(last)).rejects.toThrow(`Reference not found (evicted to stay under maxBytes): ${last}`)
+    expect((await new FileStorage({ artifactDir, clock: () => T0 }).retrieve(ref)).contentType).toBe('text/x-live')
   })
 })
 

@@ -652,3 +652,29 @@ describe('S3Storage lifecycle', () => {
     expect(() => storage({ ttlSeconds: -5 })).toThrow(RangeError)
   })
 })
+
+describe('S3Storage: the blocks of a failed offload', () => {
+  test('are removed (artifact objects only: unified keys and other buckets stay)', async () => {
+    const prefix = `discard-${uuidV7()}/`
+    const s3 = storage({ prefix })
+    const a = await s3.store('a', enc('first'), 'text/plain')
+    const b = await s3.store('b', enc('second'), 'text/plain')
+    await s3.write('notes/keep', enc('value'))
+    const { NATIVE } = await import('../lib/storage/native-backed.js')
+    const removed = await (s3 as any)[NATIVE].discard([a, `${prefix}notes/keep`, `s3://other-bucket/${prefix}x`, 'not a reference'])
+    expect(removed).toBe(1)
+    const keys = await listKeys(prefix)
+    expect(keys).toContain(`${prefix}notes/keep`)
+    expect(keys.filter((k) => /\/\d+_\d+_/.test(k))).toEqual([b.slice(`s3://${garage.bucket}/`.length)])
+    // Through the plugin: a manifest entry that cannot be written fails the offload and
+    // its block goes.
+    const failing = storage({ prefix })
+    const manifest = failing.namespace('offload-manifest')
+    const broken = Object.create(failing)
+    broken.namespace = (p: string) => (p === 'offload-manifest' ? { ...manifest, write: async () => { throw new Error('manifest write refused') } } : failing.namespace(p))
+    const plugin = new ContextOffloader({ storage: broken, references: 'opaque' })
+    await expect(plugin.offload('x\n'.repeat(5_000), { key: 'fails', sessionId: 'user-1' })).rejects.toThrow(/offload failed/)
+    await new Promise((r) => setTimeout(r, 500))
+    expect((await listKeys(prefix)).filter((k) => k.includes('_fails_'))).toEqual([])
+  })
+})

@@ -1,6 +1,6 @@
 // Our storages standalone, and their compatibility with the SDK's (both directions).
 import { afterAll, describe, expect, test } from 'vitest'
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, basename } from 'node:path'
 import * as ours from '../index.js'
 import { Driven, TextBlock, JsonBlock, ImageBlock, asJson, prng, sdkOffloader, tempDir, textOf } from './helpers/harness.js'
@@ -204,6 +204,41 @@ describe('FileStorage specifics', () => {
     // legitimate forms still work: the full reference, and the bare file name (as the SDK)
     expect(new TextDecoder().decode((await s.retrieve(ref)).content)).toBe('inside')
     expect(new TextDecoder().decode((await s.retrieve(basename(ref))).content)).toBe('inside')
+  })
+
+  test('a journal planted as a link (to a file outside, to a missing path) is never written or read', { timeout: T }, async () => {
+    for (const target of ['existing', 'missing']) {
+      const root = dir()
+      const d = join(root, 'artifacts')
+      mkdirSync(d)
+      const outside = join(root, 'outside.log')
+      const record = '{"f":"1_1_planted.txt","t":"text/secret"}\n'
+      if (target === 'existing') writeFileSync(outside, record)
+      symlinkSync(outside, join(d, '.metadata.journal'))
+      writeFileSync(join(d, '1_1_planted.txt'), 'planted')
+      const s = new ours.FileStorage({ artifactDir: d, ttlSeconds: 1 })
+      expect((await s.retrieve('1_1_planted.txt')).contentType, target).toBe('application/octet-stream')
+      await expect(s.store('k', enc('v'), 'text/plain'), target).rejects.toThrow('metadata journal')
+      await s.cleanupExpired().catch(() => 0)
+      if (target === 'existing') expect(readFileSync(outside, 'utf8')).toBe(record)
+      else expect(existsSync(outside)).toBe(false)
+      expect(lstatSync(join(d, '.metadata.journal')).isSymbolicLink()).toBe(true)
+      expect(readdirSync(d).filter((f) => !f.startsWith('.'))).toEqual(['1_1_planted.txt'])
+    }
+  })
+
+  test('the SDK metadata planted as a link to a file outside is never read', { timeout: T }, async () => {
+    const root = dir()
+    const d = join(root, 'artifacts')
+    mkdirSync(d)
+    writeFileSync(join(root, 'outside.json'), '{"1_1_planted.txt":"text/secret"}')
+    symlinkSync(join(root, 'outside.json'), join(d, '.metadata.json'))
+    writeFileSync(join(d, '1_1_planted.txt'), 'planted')
+    const s = new ours.FileStorage(d)
+    expect((await s.retrieve('1_1_planted.txt')).contentType).toBe('application/octet-stream')
+    const ref = await s.store('k', enc('v'), 'text/plain')
+    expect((await s.retrieve(ref)).contentType).toBe('text/plain')
+    expect(readFileSync(join(root, 'outside.json'), 'utf8')).toBe('{"1_1_planted.txt":"text/secret"}')
   })
 
   test('reads a directory written by the SDK FileStorage (content types preserved)', { timeout: T }, async () => {

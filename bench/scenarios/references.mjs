@@ -2,11 +2,14 @@
  * Scenario: with `references: 'opaque'`, can the time of an answer tell a made-up id
  * from an id that was issued and whose artifact was deleted? Both must answer
  * "not found" with the same bytes (the id aside) in about the same time. One
- * FileStorage directory; the session's artifacts are deleted with `deleteSession`
- * after the plugin loaded its manifest, so the issued id still resolves to a storage
- * reference that is gone. The SDK column holds the deleted id, ours the made-up one.
+ * FileStorage directory; the session's artifacts are removed (their files, as an operator
+ * or another process would) after the plugin loaded its manifest, so the issued id still
+ * resolves to a storage reference that is gone (`deleteSession` would remove the ids
+ * too). The SDK column holds the deleted id, ours the made-up one.
  */
 import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { callTool } from '../lib/agent.mjs'
 import { compare, freshDir, removeDir } from '../lib/measure.mjs'
 import { bar, row, times } from '../lib/results.mjs'
@@ -16,6 +19,7 @@ export const title = 'Opaque references: time of "not found" for a deleted id vs
 
 export async function run({ impls, quick }) {
   if (!impls.ours) return { rows: [], bars: [bar(id, 'not found in the same time', null, 'ours not loaded')], details: null }
+  const { NATIVE } = await import('../../lib/storage/native-backed.js')
   const dir = await freshDir('opaque-references')
   try {
     const storage = new impls.ours.FileStorage(dir)
@@ -28,9 +32,9 @@ export async function run({ impls, quick }) {
       ids.push(out.references[0].reference)
     }
     const tool = plugin.getTools()[0]
-    // The manifest is loaded; the artifacts go.
+    // The manifest is loaded; the artifacts go, their ids stay.
     await callTool(tool, { reference: ids[0], line_range: { start: 1, end: 1 } }, agent)
-    await storage.deleteSession('timing')
+    for (const entry of await storage[NATIVE].listArtifacts()) rmSync(join(dir, entry.name))
     const answers = { deleted: [], forged: [] }
     let k = 0
     const ask = (kind, reference) => async () => {
