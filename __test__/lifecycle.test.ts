@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from '
 import { join } from 'node:path'
 import { afterAll, describe, expect, test, vi } from 'vitest'
 import { Agent, tool } from '@strands-agents/sdk'
+import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { z } from 'zod'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
 import { ScriptedModel, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
@@ -210,9 +211,13 @@ describe('with a real agent', () => {
     expect(await fresh.deleteSession(agent3.sessionId)).toBe(1)
   })
 
-  test('evictAfterCycles: an artifact the agent keeps reading is not evicted', { timeout: 60_000 }, async () => {
-    const storage = new InMemoryStorage()
-    const plugin = new ContextOffloader({ storage, evictAfterCycles: 2 })
+  test.each([
+    ['our InMemoryStorage', () => new InMemoryStorage()],
+    ['no storage (the agent\'s unified storage, the default)', () => undefined],
+    ["the SDK's unified in-memory storage", () => new SdkUnifiedInMemoryStorage()],
+  ])('evictAfterCycles: an artifact the agent keeps reading is not evicted: %s', { timeout: 60_000 }, async (_, makeStorage) => {
+    const storage: any = makeStorage()
+    const plugin = new ContextOffloader({ ...(storage && { storage }), evictAfterCycles: 2 })
     let ref = ''
     const answers: string[] = []
     const read = (messages: any[]) => {
@@ -228,7 +233,34 @@ describe('with a real agent', () => {
     await agent.invoke('go')
     expect(answers.length).toBe(7)
     for (const a of answers) expect(a).not.toContain('reference not found')
-    expect(storage.size).toBe(1)
+    if (storage instanceof InMemoryStorage) expect(storage.size).toBe(1)
+  })
+
+  test('evictAfterCycles on the default storage: what is not read is still evicted', { timeout: 60_000 }, async () => {
+    const plugin = new ContextOffloader({ evictAfterCycles: 2 })
+    const refs: string[] = []
+    const answers: string[] = []
+    const reply = (messages: any[]) => {
+      const last = messages[messages.length - 1]
+      const t = last.content.find((b: any) => b.type === 'toolResultBlock').content[0].text
+      const m = /\n {2}(\S+) \(text/.exec(t)
+      if (m) refs.push(m[1]!)
+      else answers.push(t)
+    }
+    // Two offloads; then only the second is read on each cycle: the first goes after 2 idle cycles.
+    const turns = [
+      () => toolCallTurn('fetch', 'tu-1', {}),
+      (m: any[]) => (reply(m), toolCallTurn('fetch', 'tu-2', {})),
+      ...Array.from({ length: 5 }, () => (m: any[]) => (reply(m), toolCallTurn('retrieve_offloaded_content', `r${answers.length}`, { reference: refs[1], line_range: { start: 1, end: 1 } }))),
+      (m: any[]) => (reply(m), toolCallTurn('retrieve_offloaded_content', 'last', { reference: refs[0], line_range: { start: 1, end: 1 } })),
+      (m: any[]) => (reply(m), textTurn('done')),
+    ]
+    const fetch = tool({ name: 'fetch', description: 'f', inputSchema: z.object({}), callback: () => 'line\n'.repeat(20_000) })
+    const agent = new Agent({ model: new ScriptedModel(turns), tools: [fetch], plugins: [plugin], printer: false })
+    await agent.invoke('go')
+    expect(refs.length).toBe(2)
+    expect(answers.slice(0, 5).every((a) => !a.includes('not found'))).toBe(true)
+    expect(answers[5]).toContain('not found')
   })
 })
 

@@ -185,6 +185,17 @@ export class ContextOffloader {
     logger.debug(`evicted=<${toEvict.length}>, threshold=<${threshold}> | evicted stale offloaded entries`)
   }
 
+  /**
+   * A retrieval of `reference` by `agent`: on a unified storage, where the plugin evicts
+   * by the cycle of each key's last use, the key's use moves to the agent's current cycle
+   * (the SDK counts only the store). Native in-memory stores count retrievals themselves.
+   */
+  _used(reference, agent) {
+    const last = this._keyStoredAt.get(reference)
+    const cycle = agent?.metrics?.cycleCount
+    if (last !== undefined && typeof cycle === 'number' && cycle > last) this._keyStoredAt.set(reference, cycle)
+  }
+
   /** The retrieval tool (unless `includeRetrievalTool` is false). */
   getTools() {
     if (!this._includeRetrievalTool) return []
@@ -203,6 +214,7 @@ export class ContextOffloader {
         encoding: nativeTokenizer ? tokenizer : undefined,
         encodingReady: this._encodingReady,
         counters: this._counters,
+        onUse: (reference, context) => this._used(reference, context?.agent),
       }),
     })
     return [this._retrievalTool]

@@ -71,6 +71,8 @@ export class Retrieval {
    * @param {string | undefined} options.encoding - a native tokenizer's encoding, if any
    * @param {Promise<unknown> | undefined} options.encodingReady
    * @param {import('./telemetry.js').OffloaderCounters} options.counters
+   * @param {(reference: string, context: unknown) => void} [options.onUse] - told of every
+   *   storage reference a tool call reads (a retrieval is a use, for cycle eviction)
    */
   constructor(options) {
     Object.assign(this, options)
@@ -128,6 +130,7 @@ export class Retrieval {
       if (reference !== undefined) await retrieveContent(storage, reference).catch(() => {})
       throw new Error('Reference not found')
     }
+    this.onUse?.(reference, context)
     if (!this.extended) return this._sdkAnswer(storage, { ...input, reference }, input.reference)
     if (mode === 'query') {
       if (input.pattern || input.line_range || input.context_lines !== undefined) {
