@@ -121,6 +121,45 @@ describe('S3Storage round trips', () => {
     await expect(s.retrieve('scoped/missing')).rejects.toThrow(/^Reference not found: scoped\/missing$/)
   })
 
+  test('only artifact objects are read: unified values, snapshots, manifests and Windows-shaped names are "Reference not found"', { timeout: 60_000 }, async () => {
+    const prefix = `shaped-${uuidV7()}`
+    const s = storage({ prefix })
+    const artifact = await s.store('k', enc('the artifact'), 'text/plain')
+    const planted = [
+      `${prefix}/value.json`,
+      `${prefix}/notes/secret.txt`,
+      `${prefix}/offload-manifest/s1/ref_1.json`,
+      `${prefix}/session/sess-1/scopes/agent/a/snapshots/snapshot_latest.json`,
+      `${prefix}/1_1_k/nested`,
+      `${prefix}/1_1_C:evil`,
+      `${prefix}/1_1_a\\b`,
+      `${prefix}/1_1_a\u0085b`,
+      `${prefix}/x_1_k`,
+    ]
+    for (const key of planted) {
+      await client.send(new PutObjectCommand({ Bucket: garage.bucket, Key: key, Body: 'planted secret', ContentType: 'text/plain' }))
+    }
+    const plugin = new ContextOffloader({ storage: s })
+    const driven = new Driven(plugin)
+    expect(await toolAnswer(driven.tool, { reference: artifact }, driven.agent)).toBe('the artifact')
+    for (const key of planted) {
+      for (const reference of [key, `s3://${garage.bucket}/${key}`]) {
+        await expect(s.retrieve(reference), reference).rejects.toThrow(/^Reference not found/)
+        for (const input of [{ reference }, { reference, pattern: 'secret' }, { reference, line_range: { start: 1, end: 1 } }]) {
+          const answer = await toolAnswer(driven.tool, input, driven.agent)
+          expect(answer, JSON.stringify(input)).toBe(`Error: reference not found: ${reference}`)
+        }
+      }
+    }
+    const extended = new Driven(new ContextOffloader({ storage: s, retrieval: 'extended' }))
+    for (const key of planted) {
+      for (const input of [{ reference: key }, { reference: key, query: '.' }, { reference: key, pattern: 'secret' }]) {
+        const answer = await toolAnswer(extended.tool, input, extended.agent)
+        expect(answer, JSON.stringify(input)).toBe(`Error: reference not found: ${key}`)
+      }
+    }
+  })
+
   test('wrong credentials give a clear error naming the operation, bucket and key', async () => {
     const s = storage({ credentials: { accessKeyId: garage.accessKeyId, secretAccessKey: '0'.repeat(64) } })
     await expect(s.store('k', enc('x'), 'text/plain')).rejects.toThrow(

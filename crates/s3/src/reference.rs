@@ -91,7 +91,9 @@ pub fn reference_for(bucket: &str, key: &str) -> String {
 
 /// Resolves a reference (`s3://bucket/key` or a raw key) to the object key it
 /// names, with the SDK's checks: another bucket is `(bucket mismatch)`, a key
-/// outside `prefix` is not found.
+/// outside `prefix`, or anything under it that is not an artifact object
+/// directly under it (an artifact-shaped name, see
+/// [`offload_storage::is_artifact_name`]), is not found.
 ///
 /// # Errors
 ///
@@ -115,7 +117,10 @@ pub fn resolve_reference(bucket: &str, prefix: &str, reference: &str) -> Result<
             }
         }
     }
-    if (!prefix.is_empty() && !key.starts_with(prefix)) || !fits_s3(key) {
+    // Only an artifact object directly under the prefix is ever read: never a value of
+    // the unified storage, a session snapshot, the manifest, or a Windows-shaped name.
+    let artifact = key.strip_prefix(prefix).is_some_and(offload_storage::is_artifact_name);
+    if !artifact || !fits_s3(key) {
         return Err(S3Error::not_found(reference));
     }
     Ok(key.to_owned())
@@ -141,12 +146,37 @@ mod tests {
 
     #[test]
     fn references_resolve_to_keys() {
-        assert_eq!(resolve_reference("b", "", "s3://b/k/1").unwrap(), "k/1");
-        assert_eq!(resolve_reference("b", "", "raw/key").unwrap(), "raw/key");
-        assert_eq!(resolve_reference("b", "p/", "s3://b/p/1").unwrap(), "p/1");
-        assert_eq!(resolve_reference("b", "p/", "p/1").unwrap(), "p/1");
-        // Not a full URI: used as a raw key.
-        assert_eq!(resolve_reference("b", "", "s3://b/").unwrap(), "s3://b/");
+        assert_eq!(resolve_reference("b", "", "s3://b/1_2_k").unwrap(), "1_2_k");
+        assert_eq!(resolve_reference("b", "", "17_3_tool.json").unwrap(), "17_3_tool.json");
+        assert_eq!(resolve_reference("b", "p/", "s3://b/p/1_1_x").unwrap(), "p/1_1_x");
+        assert_eq!(resolve_reference("b", "p/", "p/1_1_x").unwrap(), "p/1_1_x");
+    }
+
+    #[test]
+    fn only_artifact_objects_directly_under_the_prefix_resolve() {
+        // Values of the unified storage, snapshots, the manifest, nested keys, a raw
+        // `s3://` string, Windows-shaped and control-character names: all not found.
+        for (prefix, reference) in [
+            ("", "raw/key"),
+            ("", "s3://b/"),
+            ("", "s3://b/k/1"),
+            ("", "offload-manifest/x/ref_1.json"),
+            ("", "1_2_k/nested"),
+            ("", "sessions/s1/snapshot.json"),
+            ("", "1_2_C:evil"),
+            ("", "1_2_a\\b"),
+            ("", "1_2_a\u{1}b"),
+            ("", "1_2_a\u{85}b"),
+            ("", "x_1_k"),
+            ("", "1__k"),
+            ("p/", "p/1"),
+            ("p/", "p/q/1_1_x"),
+            ("p/", "s3://b/p/value"),
+            ("p/", "1_1_x"),
+        ] {
+            let err = resolve_reference("b", prefix, reference).unwrap_err();
+            assert!(matches!(err, S3Error::NotFound { .. }), "{prefix:?} {reference:?}: {err}");
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use bytes::Bytes;
 pub use error::StorageError;
-pub use file::{sanitize_id, FileStore, MappedBlob, ReferenceStyle, StampedBlob};
+pub use file::{is_artifact_name, sanitize_id, FileStore, MappedBlob, ReferenceStyle, StampedBlob};
 pub use kv::{
     artifact_key_error, compare_js, is_control_character, is_windows_device_name, names_an_artifact, normalize_key,
     normalize_prefix, segment_problem, sort_js, KeyValueStore,

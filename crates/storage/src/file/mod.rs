@@ -38,7 +38,7 @@ use crate::removal::{next_store_id, HookSlot, Removal, RemovalHook};
 use crate::Policy;
 
 pub use lifecycle::{MappedBlob, StampedBlob};
-pub use names::sanitize_id;
+pub use names::{is_artifact_name, sanitize_id};
 
 /// Prefix of the temporary files of artifacts; hidden, so never served by
 /// `retrieve`, and reserved in the key-value API.

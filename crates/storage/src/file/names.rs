@@ -117,7 +117,8 @@ pub(crate) fn has_artifact_shape(name: &str) -> bool {
 /// journal, temporaries, values of the key-value API, `C:.env`) is refused
 /// as a reference. (Names the SDK wrote with other characters that Windows
 /// refuses, such as a trailing `.`, still read where they exist.)
-pub(crate) fn is_artifact_name(name: &str) -> bool {
+#[must_use]
+pub fn is_artifact_name(name: &str) -> bool {
     has_artifact_shape(name) && !name.chars().any(|c| matches!(c, '/' | '\\' | ':') || is_control_character(c))
 }
 
