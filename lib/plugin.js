@@ -18,6 +18,7 @@ import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './o
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
 import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, OffloadManifest, manifestEntries, opaqueId } from './manifest.js'
 import { checkSessionId } from './manifest-keys.js'
+import { holdStates } from './manifest-sweep.js'
 import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
 import { OFFLOAD_EVENT, OffloaderCounters, traceEvent } from './telemetry.js'
@@ -59,6 +60,18 @@ function agentSessionId(agent) {
   }
 }
 
+/** Whether `agent` keeps its session through a SessionManager. */
+function hasSessionManager(agent) {
+  try {
+    return Boolean(agent?.sessionManager)
+  } catch {
+    return false
+  }
+}
+
+/** The manifest session of `offload()` calls made with no agent known (see `_sessionsOf`). */
+const DETACHED_SESSION = `${EPHEMERAL_SESSION_PREFIX}no-agent`
+
 /** Manifest sessions of agents without a SessionManager (kept in memory only: a restart starts afresh). */
 const LOCAL_SESSIONS = new WeakMap()
 
@@ -69,14 +82,9 @@ const LOCAL_SESSIONS = new WeakMap()
  * `agent.sessionId` has 32 random bits and is not meant to be shared).
  */
 function sessionOf(agent) {
-  let managed
-  try {
-    managed = agent?.sessionManager ? agentSessionId(agent) : undefined
-  } catch {
-    managed = undefined
-  }
+  const managed = hasSessionManager(agent) ? agentSessionId(agent) : undefined
   if (managed !== undefined) return managed
-  if (!agent || typeof agent !== 'object') return `${EPHEMERAL_SESSION_PREFIX}no-agent`
+  if (!agent || typeof agent !== 'object') return DETACHED_SESSION
   let local = LOCAL_SESSIONS.get(agent)
   if (!local) LOCAL_SESSIONS.set(agent, (local = `${EPHEMERAL_SESSION_PREFIX}${opaqueId()}`))
   return local
@@ -93,6 +101,8 @@ export class ContextOffloader {
   _evictAfterCycles
   _storageByAgent = new WeakMap()
   _keyStoredAt = new Map()
+  /** The manifest entry (and its session) of each key stored on a unified storage, for `_evict`. */
+  _manifestEntryOf = new Map()
   _retrievalTool
   /** Whether `_storage` is the agent's own storage, one of ours (see `initAgent`). */
   _usesAgentStorage = false
@@ -102,6 +112,8 @@ export class ContextOffloader {
   _encodingReady
   /** The agent the plugin was last added to (for `offload()` without an agent). */
   _lastAgent
+  /** The first agent the plugin was added to (it adopts `offload()`s made before any agent). */
+  _firstAgent
   /** The per-agent FileStorage view used by `offload()` without any agent. */
   _detachedView
   /** Counters returned by `stats()`. */
@@ -156,10 +168,12 @@ export class ContextOffloader {
     if (this._isLegacyMemoryStorage()) this._storage._bind(agent, this._evictAfterCycles)
     this._storageForAgent(agent)
     this._lastAgent = new WeakRef(agent)
+    // The first agent reads what `offload()` stored before any agent was known.
+    this._firstAgent ??= new WeakRef(agent)
     agent.addHook(AfterToolCallEvent, (event) => this._handleToolResult(event))
     agent.addHook(BeforeModelCallEvent, () => {
       const cycleCount = agent.metrics.cycleCount
-      if (this._isLegacyMemoryStorage()) this._storage._evict(cycleCount)
+      if (this._isLegacyMemoryStorage()) return this._storage._evict(cycleCount)
       else if (this._evictAfterCycles !== null) this._evict(cycleCount, agent)
     })
   }
@@ -178,10 +192,19 @@ export class ContextOffloader {
     }
     if (toEvict.length === 0) return
     const storage = this._storageForAgent(agent)
+    const forgotten = new Map()
     for (const key of toEvict) {
       this._keyStoredAt.delete(key)
       storage.delete(key).catch(() => {})
+      // The manifest entry of an evicted key goes with it.
+      const recorded = this._manifestEntryOf.get(key)
+      if (recorded) {
+        this._manifestEntryOf.delete(key)
+        if (!forgotten.has(recorded.session)) forgotten.set(recorded.session, [])
+        forgotten.get(recorded.session).push(recorded.entry)
+      }
     }
+    for (const [session, entries] of forgotten) this._manifestOf().forget(session, entries).catch(() => {})
     logger.debug(`evicted=<${toEvict.length}>, threshold=<${threshold}> | evicted stale offloaded entries`)
   }
 
@@ -196,6 +219,22 @@ export class ContextOffloader {
     if (last !== undefined && typeof cycle === 'number' && cycle > last) this._keyStoredAt.set(reference, cycle)
   }
 
+  /**
+   * The manifest sessions `agent`'s retrieval tool reads: its own (see `sessionOf`); for
+   * an agent without a SessionManager also its `sessionId` (what `offload()` recorded with
+   * `sessionId: agent.sessionId`); and for the first agent the plugin was added to, the
+   * entries of `offload()` calls made before any agent was known.
+   */
+  _sessionsOf(agent) {
+    const sessions = [sessionOf(agent)]
+    if (agent && typeof agent === 'object') {
+      const own = agentSessionId(agent)
+      if (own !== undefined && !hasSessionManager(agent) && !sessions.includes(own)) sessions.push(own)
+      if (this._firstAgent?.deref() === agent) sessions.push(DETACHED_SESSION)
+    }
+    return sessions
+  }
+
   /** The retrieval tool (unless `includeRetrievalTool` is false). */
   getTools() {
     if (!this._includeRetrievalTool) return []
@@ -204,7 +243,7 @@ export class ContextOffloader {
       extended: extendedRetrieval,
       retrieval: new Retrieval({
         storageFor: (context) => this._storageForToolContext(context),
-        sessionOf,
+        sessionsOf: (agent) => this._sessionsOf(agent),
         manifestOf: () => this._manifestOf(),
         opaque: opaqueReferences,
         extended: extendedRetrieval,
@@ -248,7 +287,10 @@ export class ContextOffloader {
     } catch (err) {
       logger.warn('the offload manifest is kept in memory only: its storage namespace failed', err)
     }
-    this._manifest = new OffloadManifest(persisted)
+    // Our storages tell which references they still hold: `list` shows only those.
+    const nativeStore = storage?.[NATIVE]
+    const holds = typeof nativeStore?.holdsEach === 'function' ? (refs) => holdStates(nativeStore, refs) : undefined
+    this._manifest = new OffloadManifest(persisted, holds)
     return this._manifest
   }
 
@@ -451,6 +493,9 @@ export class ContextOffloader {
       await this._manifestOf().forget(session, entries)
       throw err
     }
+    if (!isOffloaderStorage(this._storage)) {
+      for (const entry of entries) this._manifestEntryOf.set(entry.reference, { session, entry })
+    }
     return shown
   }
 
@@ -519,6 +564,9 @@ export class ContextOffloader {
     }
     if (options.sessionId !== undefined) {
       tags.sessionId = checkSessionId(options.sessionId, 'offload() sessionId')
+    }
+    if (options.agent !== undefined && (options.agent === null || typeof options.agent !== 'object')) {
+      throw new TypeError('offload() agent must be the Agent whose retrieval tool will read the references')
     }
     const blocks = toContentBlocks(content)
     const agent = options.agent ?? this._lastAgent?.deref()

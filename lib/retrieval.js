@@ -62,7 +62,8 @@ export class Retrieval {
   /**
    * @param {object} options
    * @param {(context: unknown) => object} options.storageFor - the storage serving a tool call
-   * @param {(agent: unknown) => string} options.sessionOf - the session a calling agent is in
+   * @param {(agent: unknown) => string[]} options.sessionsOf - the manifest sessions a calling
+   *   agent reads: its own first, then any whose entries it may also read
    * @param {() => import('./manifest.js').OffloadManifest} options.manifestOf - the plugin's manifest
    * @param {boolean} options.opaque - references are manifest ids
    * @param {boolean} options.extended - paging, query and list
@@ -117,7 +118,10 @@ export class Retrieval {
 
   async _answer(input, context, mode, outcome) {
     if (this.extended && mode === 'list') {
-      const entries = await this.manifestOf().list(this.sessionOf(context?.agent))
+      const lists = await Promise.all(this.sessionsOf(context?.agent).map((s) => this.manifestOf().list(s)))
+      const seen = new Set()
+      const entries = lists.flat().filter((e) => !seen.has(e.id) && seen.add(e.id))
+      entries.sort((a, b) => b.created - a.created || b.seq - a.seq)
       return this._page(manifestText(entries), input.page, outcome)
     }
     if (this.extended && (typeof input.reference !== 'string' || input.reference.length === 0)) {
@@ -213,11 +217,13 @@ export class Retrieval {
    */
   async _storageReference(shown, context) {
     if (!this.opaque) return { reference: shown, issued: true }
-    const session = this.sessionOf(context?.agent)
+    const [session, ...others] = this.sessionsOf(context?.agent)
     // Taken first for every id: its cost (one small read, the first time in a process)
     // is the same whether the id was issued or not.
     const sample = await this.manifestOf().anyEntry(session)
-    const entry = await this.manifestOf().resolve(session, shown)
+    // Every session the agent reads is looked in, whether the id is found early or not.
+    const found = await Promise.all([session, ...others].map((s) => this.manifestOf().resolve(s, shown)))
+    const entry = found.find(Boolean)
     if (entry) return { reference: entry.reference, issued: true }
     if (sample?.key && sample.reference.includes(sample.key)) {
       const key = randomBytes(sample.key.length).toString('hex').slice(0, sample.key.length)
