@@ -130,9 +130,17 @@ export class OffloadManifest {
   /** @type {Map<string, Promise<void>>} sessions whose entries of an earlier release were looked for */
   _migrated = new Map()
 
-  /** @param {object | undefined} storage - where entries persist (a unified storage view), if anywhere */
-  constructor(storage) {
+  /** @type {((references: string[]) => Promise<Array<boolean | null>>) | undefined} which references the store still holds */
+  _holds
+
+  /**
+   * @param {object | undefined} storage - where entries persist (a unified storage view), if anywhere
+   * @param {(references: string[]) => Promise<Array<boolean | null>>} [holds] - for each storage
+   *   reference, whether the store holds it now (`false`: gone; `null`: cannot tell), when it can say
+   */
+  constructor(storage, holds) {
     this._storage = storage
+    this._holds = holds
   }
 
   /** Whether a session's entries live in the storage. */
@@ -300,12 +308,48 @@ export class OffloadManifest {
     return this._samples.get(sessionId) ?? undefined
   }
 
-  /** The session's entries, newest first, without those past their expiry at `now`. */
+  /**
+   * The session's entries, newest first, without those past their expiry at `now` and
+   * those whose artifacts the store no longer holds (whatever removed them: a TTL of the
+   * storage, the plugin or the offload, a budget, eviction, a sweep, `gc`); the entries
+   * of artifacts found gone are removed, and so is a session folder left empty.
+   */
   async list(sessionId, now = Date.now()) {
-    const entries = this._persists(sessionId) ? await this._load(sessionId) : [...(this._memory.get(sessionId)?.values() ?? [])]
-    return entries
-      .filter((e) => e.expires == null || e.expires > now)
-      .sort((a, b) => b.created - a.created || b.seq - a.seq)
+    const persists = this._persists(sessionId)
+    let entries = persists ? await this._load(sessionId) : [...(this._memory.get(sessionId)?.values() ?? [])]
+    entries = entries.filter((e) => e.expires == null || e.expires > now)
+    if (this._holds && entries.length > 0) {
+      const states = await this._holds(entries.map((e) => e.reference))
+      const gone = entries.filter((_, i) => states[i] === false)
+      if (gone.length > 0) {
+        entries = entries.filter((_, i) => states[i] !== false)
+        await this._drop(sessionId, gone, entries.length === 0)
+      }
+    }
+    return entries.sort((a, b) => b.created - a.created || b.seq - a.seq)
+  }
+
+  /**
+   * Removes the entries of artifacts that are gone; with `last`, the session has none
+   * left, and its sample and folder go too. Best effort: a failure is logged.
+   */
+  async _drop(sessionId, gone, last) {
+    if (!this._persists(sessionId)) {
+      const kept = this._memory.get(sessionId)
+      for (const entry of gone) kept?.delete(entry.id)
+      return
+    }
+    const segment = sessionSegment(sessionId)
+    try {
+      for (const entry of gone) await this._storage.delete(`${segment}/${entryKey(entry.id)}`)
+      if (last) {
+        await this._storage.delete(`${segment}/${SAMPLE_KEY}`)
+        this._samples.delete(sessionId)
+        await this._storage.prune?.(`${segment}/`)
+      }
+    } catch (err) {
+      logger.warn(`session=<${sessionId}> | could not remove offload manifest entries of artifacts that are gone`, err)
+    }
   }
 }
 

@@ -499,6 +499,16 @@ impl NativeStore {
     references.iter().all(|reference| self.backend.lifecycle().holds(reference, now).unwrap_or(false))
   }
 
+  /// For each of `references`: whether it names an artifact held now (`true`), one
+  /// that is gone, expired or never was (`false`), or `null` when that cannot be told
+  /// (an I/O error). Reads no content and counts as no use; a file store stats each
+  /// file. Used to keep the offload manifest true to the store.
+  #[napi(catch_unwind)]
+  pub fn holds_each(&self, references: Vec<String>) -> Vec<Option<bool>> {
+    let now = self.stamp.now();
+    references.iter().map(|reference| self.backend.lifecycle().holds(reference, now).ok()).collect()
+  }
+
   /// Removes the artifacts `references` name (the blocks of an offload that failed as
   /// a whole), on a worker thread; resolves with how many were removed.
   #[napi(ts_return_type = "Promise<number>", catch_unwind)]

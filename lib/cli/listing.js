@@ -1,5 +1,6 @@
 // Listing and removing artifacts through the native store, with a progress bar on a
 // terminal for long removals.
+import { sweepManifestQuietly } from '../manifest-sweep.js'
 import { progress } from './terminal.js'
 
 /** Names removed per native call (one journal append, or one DeleteObjects request). */
@@ -34,5 +35,7 @@ export async function removeArtifacts(opened, artifacts, onlyExpiredAt) {
   } finally {
     bar.stop()
   }
+  // The offload manifest's entries of what went go too (and sessions left empty).
+  if (removed > 0) await sweepManifestQuietly(opened.store)
   return removed
 }

@@ -1,5 +1,6 @@
 // InMemoryStorage: offloaded blocks in native memory (not on the V8 heap), with the
 // SDK's turn-based eviction, and the SDK's unified storage on a native map beside them.
+import { sweepManifestQuietly } from '../manifest-sweep.js'
 import { logger, EPHEMERAL } from '../sdk.js'
 import { native } from '../native.js'
 import { lifecycleOptions, startLifecycle } from '../lifecycle.js'
@@ -87,6 +88,10 @@ export class InMemoryStorage extends NativeBackedStorage {
    */
   _evict(cycle) {
     const evicted = this[NATIVE].evict(cycle)
-    if (evicted > 0) logger.debug(`evicted=<${evicted}>, cycle=<${cycle}> | stale entries removed`)
+    if (evicted > 0) {
+      logger.debug(`evicted=<${evicted}>, cycle=<${cycle}> | stale entries removed`)
+      // The offload manifest's entries of what was evicted go too.
+      return sweepManifestQuietly(this[NATIVE])
+    }
   }
 }

@@ -7,6 +7,7 @@ import { checkSessionId, legacyManifestPrefix, manifestPrefix } from '../manifes
 import { logger } from '../sdk.js'
 import { asUint8Array, mustYield, toBytes, yieldToEventLoop } from '../native.js'
 import { namespaceView } from './unified.js'
+import { sweepManifestQuietly } from '../manifest-sweep.js'
 
 /** Internal handle of our storages: the native store behind them. */
 export const NATIVE = Symbol('context-offloader.native')
@@ -122,7 +123,10 @@ export class NativeBackedStorage {
    */
   async cleanupExpired() {
     syncClock(this, this[NATIVE])
-    return this[NATIVE].cleanupExpired()
+    const removed = await this[NATIVE].cleanupExpired()
+    // The offload manifest's entries of what expired go too, whenever it expired.
+    await sweepManifestQuietly(this[NATIVE])
+    return removed
   }
 
   /**

@@ -1,0 +1,95 @@
+// Keeps the offload manifest true to the store it lives in: the entries of artifacts the
+// store no longer holds (expired by any TTL, evicted under a budget or by cycles, removed
+// by a sweep or by `gc`) are removed, and a session left with no entry loses its sample
+// and its directory. Runs on our native storages, whose key-value side holds the
+// manifest under `offload-manifest/<session>/` next to the artifacts.
+import { MANIFEST_NAMESPACE } from './manifest-keys.js'
+import { mustYield, yieldToEventLoop } from './native.js'
+import { logger } from './sdk.js'
+
+/** Manifest entries read at once. */
+const READ_CONCURRENCY = 16
+/** References checked per native call (a file store stats each one). */
+const CHECK_BATCH = 256
+/** The key of a session's sample entry (see manifest.js). */
+const SAMPLE_KEY = 'sample'
+
+/** The storage reference of a manifest entry's JSON, if it is one. */
+function referenceOf(data) {
+  try {
+    const entry = JSON.parse(Buffer.from(data).toString('utf8'))
+    return typeof entry?.reference === 'string' && typeof entry.id === 'string' ? entry.reference : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * For each of `references`: `true` when `nativeStore` holds it now, `false` when it is
+ * gone, `null` when that cannot be told (the entry is then kept).
+ * @returns {Promise<Array<boolean | null>>}
+ */
+export async function holdStates(nativeStore, references) {
+  const states = []
+  for (let i = 0; i < references.length; i += CHECK_BATCH) {
+    while (mustYield()) await yieldToEventLoop()
+    states.push(...nativeStore.holdsEach(references.slice(i, i + CHECK_BATCH)))
+  }
+  return states
+}
+
+/**
+ * Removes the manifest entries of `nativeStore` whose artifacts it no longer holds, in
+ * every session (or only under `prefix`, a session's `offload-manifest/<segment>/`);
+ * a session left with no entry loses its sample and, on a directory, its folder.
+ * Resolves with the number of entries removed. Entries that cannot be read or checked
+ * are kept.
+ * @param {object} nativeStore - a native store with `kvList`/`kvRead`/`kvDelete`/`holdsEach`
+ * @param {string} [prefix]
+ */
+export async function sweepManifest(nativeStore, prefix = `${MANIFEST_NAMESPACE}/`) {
+  if (typeof nativeStore?.holdsEach !== 'function') return 0
+  const bySession = new Map()
+  for (const key of await nativeStore.kvList(prefix)) {
+    const cut = key.indexOf('/', MANIFEST_NAMESPACE.length + 1)
+    if (cut < 0) continue
+    const session = key.slice(0, cut + 1)
+    if (!bySession.has(session)) bySession.set(session, [])
+    bySession.get(session).push(key)
+  }
+  let removed = 0
+  for (const [session, keys] of bySession) {
+    const entryKeys = keys.filter((key) => key.endsWith('.json'))
+    const references = []
+    for (let i = 0; i < entryKeys.length; i += READ_CONCURRENCY) {
+      const read = await Promise.all(entryKeys.slice(i, i + READ_CONCURRENCY).map((key) => nativeStore.kvRead(key)))
+      references.push(...read.map((data) => (data == null ? undefined : referenceOf(data))))
+    }
+    const checked = references.map((r, i) => [r, entryKeys[i]]).filter(([r]) => r !== undefined)
+    const states = await holdStates(nativeStore, checked.map(([r]) => r))
+    const gone = checked.filter((_, i) => states[i] === false).map(([, key]) => key)
+    for (const key of gone) await nativeStore.kvDelete(key)
+    removed += gone.length
+    const sampleOnly = entryKeys.length === 0 && keys.includes(`${session}${SAMPLE_KEY}`)
+    if ((gone.length > 0 && gone.length === entryKeys.length) || sampleOnly) {
+      // Nothing of the session is left: its sample and folder go too (a new offload in
+      // the session writes them again).
+      await nativeStore.kvDelete(`${session}${SAMPLE_KEY}`)
+      if (typeof nativeStore.kvPrune === 'function') await nativeStore.kvPrune(session)
+    }
+  }
+  return removed
+}
+
+/**
+ * {@link sweepManifest}, logging instead of throwing (the removals that called for it
+ * are done; a manifest that cannot be swept now is swept next time).
+ */
+export async function sweepManifestQuietly(nativeStore, prefix) {
+  try {
+    return await sweepManifest(nativeStore, prefix)
+  } catch (err) {
+    logger.warn('the offload manifest could not be brought up to date with the store', err)
+    return 0
+  }
+}
