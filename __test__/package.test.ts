@@ -143,7 +143,7 @@ describe('platform packages', () => {
   })
 
   it('the root package ships no addon and lists the JS entry, its modules, loader and typings', () => {
-    expect(pkg.files).toEqual(expect.arrayContaining(['index.js', 'lib/', 'index.d.ts', 'binding.js', 'binding.d.ts']))
+    expect(pkg.files).toEqual(expect.arrayContaining(['index.js', 'lib/', 'index.d.ts', 'binding.cjs', 'binding.d.cts']))
     expect(pkg.files.filter((f: string) => f.includes('.node'))).toEqual([])
   })
 })
@@ -238,10 +238,10 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     const modules = libModules()
     expect(modules).toEqual(expect.arrayContaining(['lib/plugin.js', 'lib/retrieval-tool.js', 'lib/storage/file.js']))
     expect(files).toEqual(
-      expect.arrayContaining(['bin/context-offloader.mjs', 'binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', ...modules]),
+      expect.arrayContaining(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', 'index.d.ts', 'index.js', 'package.json', ...modules]),
     )
     expect(modules).toEqual(expect.arrayContaining(['lib/cli/main.js', 'lib/cli/commands/grep.js']))
-    const allowed = new Set(['bin/context-offloader.mjs', 'binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
+    const allowed = new Set(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
     expect(files.filter((f) => !allowed.has(f))).toEqual([])
   })
 
