@@ -56,7 +56,7 @@ describe('artifact commands on S3', () => {
     expect(ls.code, ls.stderr).toBe(0)
     const rows = jsonLines(ls.stdout)
     expect(rows.map((r) => r.reference).sort()).toEqual([logRef, png].sort())
-    for (const r of rows) expect(Object.keys(r)).toEqual(['reference', 'contentType', 'bytes', 'session', 'created', 'expires'])
+    for (const r of rows) expect(Object.keys(r)).toEqual(['reference', 'id', 'contentType', 'bytes', 'session', 'created', 'expires'])
     const byRef = Object.fromEntries(rows.map((r) => [r.reference, r]))
     expect(byRef[logRef]).toMatchObject({ contentType: 'text/plain', bytes: Buffer.byteLength(log), session: 's1' })
     expect(byRef[png]).toMatchObject({ contentType: 'image/png', bytes: 7, session: null })
