@@ -1,5 +1,8 @@
+// Only the SDK's entry point is imported: its `storage` and `vended-plugins` entries declare
+// types of @aws-sdk/client-s3 (an optional peer of the SDK), which a project with
+// `skipLibCheck: false` and without that package could not compile. The SDK's unified
+// `Storage` is described structurally below instead.
 import type { LocalAgent, Model, Plugin, Tool, ToolResultBlock, ToolResultContent } from '@strands-agents/sdk'
-import type { Storage as UnifiedStorage } from '@strands-agents/sdk/storage'
 import type { Snapshot, SnapshotLocation, SnapshotManifest, SnapshotStorage } from '@strands-agents/sdk'
 
 /**
@@ -22,6 +25,31 @@ export interface OffloaderStorage {
   store(key: string, content: Uint8Array, contentType?: string): Promise<string>
   /** Returns a stored block; rejects with `Reference not found: <reference>` when unknown. */
   retrieve(reference: string): Promise<StoredContent>
+}
+
+/**
+ * The SDK's name for {@link OffloaderStorage} (`Storage` of
+ * `@strands-agents/sdk/vended-plugins/context-offloader`): code written against the
+ * SDK's type compiles unchanged with `import type { Storage } from 'context-offloader'`.
+ */
+export type Storage = OffloaderStorage
+
+/**
+ * The SDK's unified `Storage` (`@strands-agents/sdk/storage`), described by its shape:
+ * every storage of the SDK (and any object with these methods) fits it, without this
+ * package's typings importing the SDK's storage module.
+ */
+export interface UnifiedStorage {
+  /** Stores `data` under `key`, replacing any value. */
+  write(key: string, data: Uint8Array): Promise<void>
+  /** The bytes under `key`, or `null`. */
+  read(key: string): Promise<Uint8Array | null>
+  /** Removes `key`. */
+  delete(key: string): Promise<void>
+  /** The keys matching `query` (a key prefix). */
+  list(query: string): Promise<string[]>
+  /** A view with every key under `prefix` (optional). */
+  namespace?(prefix: string): UnifiedStorage
 }
 
 /** The encodings of {@link countTokens} (OpenAI's BPE vocabularies, bundled). */
@@ -383,8 +411,13 @@ export interface S3ConnectionOptions {
   maxInFlight?: number
 }
 
-/** Options of {@link S3Storage}. */
-export interface S3StorageOptions extends Pick<LifecycleOptions, 'ttlSeconds' | 'cleanupIntervalSeconds' | 'clock'> {
+/**
+ * Options of {@link S3Storage}: the key prefix, the connection ({@link S3ConnectionOptions}:
+ * `region`, `endpoint`, `forcePathStyle`, `credentials`, `timeoutMs`, `maxAttempts`,
+ * `maxInFlight`) and the lifecycle options S3 supports (`ttlSeconds`,
+ * `cleanupIntervalSeconds`, `clock`). The SDK's `s3Client` is not taken: requests run natively.
+ */
+export interface S3StorageOptions extends S3ConnectionOptions, Pick<LifecycleOptions, 'ttlSeconds' | 'cleanupIntervalSeconds' | 'clock'> {
   /** Key prefix; trailing slashes are normalised to one (`a/b//` → `a/b/`). Default none. */
   prefix?: string
   /** Region; default the environment's (`AWS_REGION`, profile), else `us-east-1`. */

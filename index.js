@@ -1,7 +1,7 @@
 // context-offloader: native drop-in replacement for the ContextOffloader plugin of
 // @strands-agents/sdk. This is the public entry: it only re-exports. The glue lives in
 // lib/ (one module per job; see the README's Layout section); storage, search, previews,
-// token counting and session files run in Rust (binding.js, crates/).
+// token counting and session files run in Rust (binding.cjs, crates/).
 
 export { ContextOffloader } from './lib/plugin.js'
 export { InMemoryStorage } from './lib/storage/memory.js'

@@ -1,10 +1,14 @@
 // The command-line tool on S3: a single-node Garage on 127.0.0.1 (scripts/garage.mjs),
 // with the region, endpoint and credentials given as operators give them, through the
 // AWS environment variables, plus --path-style.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ContextOffloader, S3SnapshotStorage, S3Storage } from '../index.js'
 import { startGarage } from '../scripts/garage.mjs'
-import { cli, expectOneLineError, jsonLines } from './helpers/cli.js'
+import { CLI, cli, expectOneLineError, jsonLines } from './helpers/cli.js'
 
 let garage: Awaited<ReturnType<typeof startGarage>>
 let env: Record<string, string>
@@ -56,7 +60,7 @@ describe('artifact commands on S3', () => {
     expect(ls.code, ls.stderr).toBe(0)
     const rows = jsonLines(ls.stdout)
     expect(rows.map((r) => r.reference).sort()).toEqual([logRef, png].sort())
-    for (const r of rows) expect(Object.keys(r)).toEqual(['reference', 'contentType', 'bytes', 'session', 'created', 'expires'])
+    for (const r of rows) expect(Object.keys(r)).toEqual(['reference', 'id', 'contentType', 'bytes', 'session', 'created', 'expires'])
     const byRef = Object.fromEntries(rows.map((r) => [r.reference, r]))
     expect(byRef[logRef]).toMatchObject({ contentType: 'text/plain', bytes: Buffer.byteLength(log), session: 's1' })
     expect(byRef[png]).toMatchObject({ contentType: 'image/png', bytes: 7, session: null })
@@ -134,5 +138,42 @@ describe('sessions on S3', () => {
     expect(await snapshots.loadSnapshot({ location: location('one') } as any)).toBeNull()
     expect(jsonLines((await run(['sessions', 'ls', source, '--json'])).stdout).map((r) => r.session)).toEqual(['two'])
     expectOneLineError(await run(['sessions', 'show', source, 'one']), expect, /no such session/)
+  })
+})
+
+describe('on a terminal', () => {
+  /** Runs the tool under `script` (a pseudo-terminal as stderr, stdout to a file); the terminal's text and stdout. */
+  const underTerminal = (args: string[]) =>
+    new Promise<{ terminal: string; stdout: string }>((resolve) => {
+      const outDir = mkdtempSync(join(tmpdir(), 'co-cli-s3-tty-'))
+      const outFile = join(outDir, 'out.txt')
+      const assignments = Object.entries(env).map(([k, v]) => `${k}='${v}'`).join(' ')
+      const command = `${assignments} '${process.execPath}' '${CLI}' ${args.map((a) => `'${a}'`).join(' ')} --path-style > '${outFile}'`
+      const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] })
+      let terminal = ''
+      child.stdout.on('data', (d) => (terminal += d))
+      child.on('close', () => {
+        const stdout = readFileSync(outFile, 'utf8')
+        rmSync(outDir, { recursive: true, force: true })
+        resolve({ terminal, stdout })
+      })
+    })
+
+  test('ls and gc draw the progress of listing a prefix: objects and pages, then metadata read; nothing off a terminal', { timeout: 300_000 }, async () => {
+    const prefix = `cli-progress-${Date.now()}/`
+    const s = storage(prefix)
+    const count = 3_000
+    await Promise.all(Array.from({ length: count }, (_, i) => s.store(`k${i}`, enc(`v${i}`), 'text/plain')))
+    const store = `s3://${garage.bucket}/${prefix}`
+    const ls = await underTerminal(['ls', store, '--json'])
+    expect(ls.terminal).toMatch(/listing s3:\/\/\S+: \d+ objects, \d+ pages/)
+    expect(ls.terminal).toMatch(new RegExp(`reading metadata .*\\| \\d+/${count}`))
+    expect(jsonLines(ls.stdout)).toHaveLength(count)
+    const gc = await underTerminal(['gc', store, '--max-bytes', '1G', '--dry-run'])
+    expect(gc.terminal).toMatch(/listing s3:\/\/\S+: \d+ objects, \d+ pages/)
+    expect(gc.stdout).toMatch(/^would remove 0 artifacts/)
+    const piped = await run(['ls', store, '--json'])
+    expect(piped.code, piped.stderr).toBe(0)
+    expect(piped.stderr).toBe('')
   })
 })

@@ -68,7 +68,7 @@ describe('ls, show, stats', () => {
     // Expired artifacts are not listed by default.
     expect(rows.map((r) => r.reference).sort()).toEqual([refs.old, refs.log, refs.json, refs.plain, refs.png].sort())
     for (const r of rows) {
-      expect(Object.keys(r)).toEqual(['reference', 'contentType', 'bytes', 'session', 'created', 'expires'])
+      expect(Object.keys(r)).toEqual(['reference', 'id', 'contentType', 'bytes', 'session', 'created', 'expires'])
       expect(typeof r.contentType).toBe('string')
       expect(Number.isSafeInteger(r.bytes)).toBe(true)
       expect(r.session === null || typeof r.session === 'string').toBe(true)
@@ -102,7 +102,7 @@ describe('ls, show, stats', () => {
     const run = await cli(['ls', artifactDir])
     expect(run.code).toBe(0)
     const lines = run.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^REFERENCE\s+TYPE\s+SIZE\s+SESSION\s+CREATED\s+EXPIRES$/)
+    expect(lines[0]).toMatch(/^REFERENCE\s+ID\s+TYPE\s+SIZE\s+SESSION\s+CREATED\s+EXPIRES$/)
     expect(lines).toHaveLength(6)
     expect(run.stdout).not.toContain('\u001b[')
     const logRow = lines.find((l) => l.startsWith(refs.log))!

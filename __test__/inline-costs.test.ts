@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import * as native from '../binding.js'
+import * as native from '../binding.cjs'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
 import { Driven, TextBlock, tempDir, textOf } from './helpers/harness.js'
 

@@ -142,8 +142,18 @@ describe('platform packages', () => {
     expect(pkg.optionalDependencies).toEqual(pinned)
   })
 
+  it("the README's images are absolute URLs into the package's repository (npm does not show relative ones)", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1])
+    expect(images.length).toBeGreaterThan(0)
+    const repo = /github\.com\/([^/]+\/[^/.]+)(?:\.git)?$/.exec(pkg.repository.url)?.[1]
+    expect(repo, pkg.repository.url).toBeDefined()
+    for (const image of images) expect(image).toMatch(new RegExp(`^https://raw\\.githubusercontent\\.com/${repo}/main/`))
+    for (const image of images) expect(existsSync(join(ROOT, image.replace(/^https:\/\/raw\.githubusercontent\.com\/[^/]+\/[^/]+\/main\//, '')))).toBe(true)
+  })
+
   it('the root package ships no addon and lists the JS entry, its modules, loader and typings', () => {
-    expect(pkg.files).toEqual(expect.arrayContaining(['index.js', 'lib/', 'index.d.ts', 'binding.js', 'binding.d.ts']))
+    expect(pkg.files).toEqual(expect.arrayContaining(['index.js', 'lib/', 'index.d.ts', 'binding.cjs', 'binding.d.cts']))
     expect(pkg.files.filter((f: string) => f.includes('.node'))).toEqual([])
   })
 })
@@ -220,6 +230,14 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
         extends: './tsconfig.json',
         include: ['bad'],
       },
+      // Every documented option, under import (.ts of a "type": "module" project) and
+      // require() (.cts), with nothing but this package and its declarations' imports checked.
+      'tsconfig.strict.json': {
+        compilerOptions: { ...baseCompilerOptions, module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: false },
+        include: ['strict'],
+      },
+      'strict/options.ts': STRICT_ESM,
+      'strict/require.cts': STRICT_CJS,
       'src/program.ts': PROGRAM,
       'test/consumer.test.ts': CONSUMER_TEST,
       'bad/type-error.ts': TYPE_ERROR,
@@ -238,10 +256,10 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     const modules = libModules()
     expect(modules).toEqual(expect.arrayContaining(['lib/plugin.js', 'lib/retrieval-tool.js', 'lib/storage/file.js']))
     expect(files).toEqual(
-      expect.arrayContaining(['bin/context-offloader.mjs', 'binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', ...modules]),
+      expect.arrayContaining(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', 'index.d.ts', 'index.js', 'package.json', ...modules]),
     )
     expect(modules).toEqual(expect.arrayContaining(['lib/cli/main.js', 'lib/cli/commands/grep.js']))
-    const allowed = new Set(['bin/context-offloader.mjs', 'binding.d.ts', 'binding.js', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
+    const allowed = new Set(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
     expect(files.filter((f) => !allowed.has(f))).toEqual([])
   })
 
@@ -288,6 +306,21 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     expect(ours.map((e) => e.line)).toEqual([])
   }, 3 * MINUTE)
 
+  it('every documented option compiles, strict, with skipLibCheck: false, under import and require(), without @aws-sdk/client-s3', () => {
+    expect(existsSync(join(consumer, 'node_modules', '@aws-sdk', 'client-s3'))).toBe(false)
+    const r = tsc('tsconfig.strict.json')
+    expect(r.status, show(r)).toBe(0)
+    // Control: the same project with an option of the wrong type fails, so the check has teeth.
+    writeFiles(consumer, { 'strict/wrong.ts': `import { S3Storage } from '${pkg.name}'\nexport const s = new S3Storage('b', { forcePathStyle: 'yes' })\n` })
+    try {
+      const wrong = tsc('tsconfig.strict.json')
+      expect(wrong.status, show(wrong)).not.toBe(0)
+      expect(tscErrors(wrong).map((e) => e.file)).toEqual(['strict/wrong.ts'])
+    } finally {
+      rmSync(join(consumer, 'strict', 'wrong.ts'))
+    }
+  }, 3 * MINUTE)
+
   it('tsc rejects a number passed as storage', () => {
     const r = tsc('tsconfig.type-error.json')
     expect(r.status, show(r)).not.toBe(0)
@@ -302,6 +335,13 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     expect(r.status, show(r)).toBe(0)
     expect(r.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests\s+5 passed/)
   }, 3 * MINUTE)
+
+  it('plain node requires the package from CommonJS (require(esm))', () => {
+    const r = run(process.execPath, ['-e', `const m = require('${pkg.name}'); const tools = new m.ContextOffloader({ storage: new m.InMemoryStorage() }).getTools(); if (tools[0].name !== 'retrieve_offloaded_content') throw new Error(tools[0].name); console.log(JSON.stringify(Object.keys(m)))`], consumer)
+    expect(r.status, show(r)).toBe(0)
+    expect(r.stderr).toBe('')
+    expect(JSON.parse(r.stdout)).toEqual(expect.arrayContaining(['ContextOffloader', 'FileStorage', 'InMemoryStorage', 'S3Storage']))
+  })
 
   it('plain node imports the package', () => {
     const r = nodeEval(`const m = await import('${pkg.name}'); console.log(JSON.stringify(Object.keys(m)))`, consumer)
@@ -339,18 +379,101 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
       expect(caught.status, show(caught)).toBe(0)
       const { message, loaded } = JSON.parse(caught.stdout)
       expect(loaded, 'the package loaded without its platform package').toBeUndefined()
-      expect(message).toContain(pkg.name)
-      expect(message).toContain(platformArch)
+      expect(message).toContain(`the native binary for ${platformAbi} is not installed`)
+      expect(message).toContain(`npm install ${platformPkgName}@${pkg.version}`)
+      // An installed package is no source checkout: nothing about building it.
+      expect(message).not.toContain('npm run build')
 
       // And uncaught, as a user would meet it.
       const plain = run(process.execPath, ['-e', `import('${pkg.name}')`], consumer)
       expect(plain.status, show(plain)).not.toBe(0)
-      expect(plain.stderr).toContain(`no prebuilt native binary for ${platformArch}`)
+      expect(plain.stderr).toContain(`npm install ${platformPkgName}`)
+
+      // The command-line tool says it in one line, exit code 2.
+      const bin = join(consumer, 'node_modules', '.bin', process.platform === 'win32' ? 'context-offloader.cmd' : 'context-offloader')
+      const cli = run(bin, ['ls', work], consumer, process.platform === 'win32')
+      expect(cli.status, show(cli)).toBe(2)
+      expect(cli.stderr).toMatch(new RegExp(`^context-offloader: error: .*npm install ${platformPkgName}.*\n$`))
     } finally {
       renameSync(parked, installed)
     }
   })
 })
+
+/** Every documented option of the plugin and the storages, and the SDK's `Storage` name, from an ES module. */
+const STRICT_ESM = `import { ContextOffloader, FileStorage, InMemoryStorage, S3SnapshotStorage, S3Storage } from 'context-offloader'
+import type { ContextOffloaderConfig, S3StorageOptions, Storage } from 'context-offloader'
+
+const s3Options: S3StorageOptions = {
+  prefix: 'offloaded/',
+  region: 'eu-west-1',
+  endpoint: 'http://127.0.0.1:3900',
+  forcePathStyle: true,
+  credentials: { accessKeyId: 'id', secretAccessKey: 'secret', sessionToken: 'token' },
+  timeoutMs: 10_000,
+  maxAttempts: 3,
+  maxInFlight: 8,
+  ttlSeconds: 3_600,
+  cleanupIntervalSeconds: 600,
+  clock: () => Date.now(),
+}
+
+/** Code written against the SDK's \`Storage\` type, with only the import switched. */
+export async function roundTrip(storage: Storage, text: string): Promise<string> {
+  const reference = await storage.store('k', new TextEncoder().encode(text), 'text/plain')
+  const { content, contentType } = await storage.retrieve(reference)
+  return \`\${contentType}:\${new TextDecoder().decode(content)}\`
+}
+
+export const storages: Storage[] = [
+  new S3Storage('bucket', s3Options),
+  new InMemoryStorage({ evictAfterTurns: 5, ttlSeconds: 60, maxBytes: 1 << 20, dedup: true, cleanupIntervalSeconds: 30, clock: Date.now }),
+  new FileStorage({ artifactDir: './artifacts', durable: true, ttlSeconds: 60, maxBytes: 1 << 30, dedup: true }),
+]
+
+const config: ContextOffloaderConfig = {
+  storage: storages[0],
+  maxResultTokens: 3_000,
+  previewTokens: 500,
+  includeRetrievalTool: true,
+  evictAfterCycles: null,
+  ttlSeconds: 600,
+  tokenizer: 'o200k_base',
+  exactCountLimit: 100_000,
+  preview: 'headTail',
+  headShare: 0.3,
+  shouldOffload: (toolUse) => (toolUse.name === 'shell' ? true : undefined),
+  neverOffload: ['calculator'],
+  onStorageError: 'truncate',
+  references: 'opaque',
+  retrieval: 'extended',
+  offloadErrors: true,
+}
+export const plugin = new ContextOffloader(config)
+export const snapshots = new S3SnapshotStorage({
+  bucket: 'bucket',
+  prefix: 'sessions',
+  region: 'eu-west-1',
+  endpoint: 'http://127.0.0.1:3900',
+  forcePathStyle: true,
+  credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+  timeoutMs: 5_000,
+  maxAttempts: 2,
+  maxInFlight: 4,
+})
+`
+
+/** The same from CommonJS (a .cts file: \`require()\` of the package). */
+const STRICT_CJS = `import offloader = require('context-offloader')
+
+const storage: offloader.Storage = new offloader.S3Storage('bucket', {
+  endpoint: 'http://127.0.0.1:3900',
+  forcePathStyle: true,
+  credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+})
+export const plugin = new offloader.ContextOffloader({ storage, maxResultTokens: 3_000, previewTokens: 500, references: 'opaque' })
+export const count: number = offloader.countTokensSync('hello', 'cl100k_base')
+`
 
 /** The consumer's program: the SDK's types and ours, used together. */
 const PROGRAM = `import { Agent } from '@strands-agents/sdk'

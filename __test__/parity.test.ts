@@ -174,9 +174,38 @@ describe('constructor validation', () => {
           return { ok: false, type: e.constructor.name, message: e.message }
         }
       }
-      expect(outcome(impls.ours)).toEqual(outcome(impls.sdk))
+      // Our messages are the SDK's with the values at fault (and which one is a default)
+      // added: `previewTokens (default 1,000) must be less than maxResultTokens (500)`.
+      const ours = outcome(impls.ours)
+      const sdk = outcome(impls.sdk)
+      if (!ours.ok && typeof ours.message === 'string') ours.message = withoutValues(ours.message)
+      expect(ours).toEqual(sdk)
     })
   }
+
+  /** An error message of ours without the values it adds to the SDK's. */
+  function withoutValues(message: string): string {
+    return message
+      .replace(/ \((?:default )?-?[\d,.]+(?:e[+-]?\d+)?\)/g, '')
+      .replace(/: set previewTokens below .*$/, '')
+      .replace(/, got .*$/, '')
+  }
+
+  test('our constructor errors name the values at fault, and which one is a default', () => {
+    const message = (cfg: any) => {
+      try {
+        new impls.ours.ContextOffloader(cfg)
+        return ''
+      } catch (e: any) {
+        return e.message
+      }
+    }
+    expect(message({ maxResultTokens: 500 })).toBe('previewTokens (default 1,000) must be less than maxResultTokens (500): set previewTokens below 500 too')
+    expect(message({ maxResultTokens: 100, previewTokens: 101 })).toBe('previewTokens (101) must be less than maxResultTokens (100)')
+    expect(message({ previewTokens: 2500 })).toBe('previewTokens (2,500) must be less than maxResultTokens (default 2,500)')
+    expect(message({ evictAfterCycles: 0 })).toBe('evictAfterCycles must be a positive integer, got number 0 (null disables eviction)')
+    expect(message({ maxResultTokens: -5 })).toBe('maxResultTokens must be positive, got -5')
+  })
 
   test('divergence (documented): a NaN maxResultTokens is rejected; the SDK accepts it and never offloads', () => {
     expect(new impls.sdk.ContextOffloader({ maxResultTokens: NaN }).name).toBe('strands:context-offloader')

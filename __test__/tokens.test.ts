@@ -12,7 +12,7 @@ import { Tiktoken } from 'js-tiktoken/lite'
 import o200k from 'js-tiktoken/ranks/o200k_base'
 import cl100k from 'js-tiktoken/ranks/cl100k_base'
 import { get_encoding } from 'tiktoken'
-import * as native from '../binding.js'
+import * as native from '../binding.cjs'
 import { createTokenApi } from '../lib/tokens.js'
 import { prng } from './helpers/harness'
 

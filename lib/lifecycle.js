@@ -9,6 +9,9 @@ export const CLOCK = Symbol('context-offloader.clock')
 /** Internal: a storage's byte budget (`maxBytes`), when it has one. */
 export const BUDGET = Symbol('context-offloader.budget')
 
+/** The lifecycle options every storage of ours reads (see {@link lifecycleOptions}). */
+export const LIFECYCLE_OPTION_NAMES = ['ttlSeconds', 'maxBytes', 'dedup', 'cleanupIntervalSeconds', 'clock']
+
 /** Most milliseconds a lifetime may have (what a JavaScript number holds exactly). */
 const MAX_MS = Number.MAX_SAFE_INTEGER
 

@@ -1,24 +1,111 @@
 // The native addon and the hand-over of JavaScript values to it.
 //
-// `native` is the platform's prebuilt addon (`binding.js`, built by napi-rs); loading
-// fails with a message naming the platform when none fits. Strings and bytes cross into
-// native memory through the helpers below; every other module reaches the addon here.
+// `native` is the platform's prebuilt addon, loaded synchronously through napi-rs's
+// CommonJS loader (`binding.cjs`), so that loading this package never waits (no
+// top-level await: `require('context-offloader')` works). When no addon fits, loading
+// fails with a message naming the platform package to install. Strings and bytes cross
+// into native memory through the helpers below; every other module reaches the addon here.
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+
+/** The package's own manifest (its name, version and the platform packages it ships). */
+const PACKAGE = require('../package.json')
 
 /** The loaded addon (storage, search, previews, token counting, session files). */
-export const native = await loadNative()
+export const native = loadNative()
 
-/** Loads the platform's prebuilt addon, or fails with a message naming the platform. */
-async function loadNative() {
+/** Loads the platform's prebuilt addon, or fails with a message naming what to install. */
+function loadNative() {
   try {
-    return await import('../binding.js')
+    return require('../binding.cjs')
   } catch (cause) {
-    const platform = `${process.platform}-${process.arch}`
-    throw new Error(
-      `context-offloader: no prebuilt native binary for ${platform} could be loaded. ` +
-        `Install the package on a supported platform (linux x64/arm64 gnu/musl, macOS x64/arm64, ` +
-        `windows x64/arm64) or build it from source with \`npm run build\`. Cause: ${cause?.message ?? cause}`,
-      { cause },
-    )
+    throw missingBinaryError(cause)
+  }
+}
+
+/**
+ * Whether this Linux uses musl rather than glibc, decided as napi-rs's loader decides:
+ * `/usr/bin/ldd` mentions musl, else the process report names no glibc.
+ */
+export function isMusl() {
+  try {
+    return readFileSync('/usr/bin/ldd', 'utf8').includes('musl')
+  } catch {
+    const header = process.report?.getReport?.()?.header
+    return header ? !header.glibcVersionRuntime : false
+  }
+}
+
+/**
+ * The napi-rs platform name of a machine (`linux-x64-gnu`, `darwin-arm64`,
+ * `win32-x64-msvc`), as napi-rs names its platform packages.
+ * @param {string} [platform]
+ * @param {string} [arch]
+ * @param {() => boolean} [musl] - whether a Linux machine uses musl
+ */
+export function platformAbi(platform = process.platform, arch = process.arch, musl = isMusl) {
+  if (platform === 'win32') return `win32-${arch}-${arch === 'x64' && process.config?.variables?.shlib_suffix === 'dll.a' ? 'gnu' : 'msvc'}`
+  if (platform === 'linux') {
+    const libc = musl() ? 'musl' : 'gnu'
+    if (arch === 'arm') return `linux-arm-${libc}eabihf`
+    return `linux-${arch}-${libc}`
+  }
+  if (platform === 'android') return arch === 'arm' ? 'android-arm-eabi' : `android-${arch}`
+  return `${platform}-${arch}`
+}
+
+/**
+ * The error for an addon that could not be loaded, in one line: the platform package to
+ * install when the package ships one for this machine and it is not installed; the
+ * loader's own failure when it is installed but does not load (a libc or CPU it was not
+ * built for); the supported platforms when none is shipped. In a source checkout (a
+ * `Cargo.toml` next to `package.json`) it says how to build the addon. The load failure
+ * is kept as the cause.
+ * @param {unknown} cause
+ * @param {{ abi?: string, root?: URL }} [where] - the machine's platform name and the package root (for tests)
+ */
+export function missingBinaryError(cause, { abi = platformAbi(), root = new URL('..', import.meta.url) } = {}) {
+  const name = PACKAGE.name
+  const platformPackage = `${name}-${abi}`
+  const shipped = Object.hasOwn(PACKAGE.optionalDependencies ?? {}, platformPackage)
+  const checkout = existsSync(new URL('Cargo.toml', root))
+  let what
+  if (!existsSync(new URL('binding.cjs', root))) {
+    what = `${name}: its native loader binding.cjs is missing (an incomplete copy of the package)`
+  } else if (shipped && !installed(platformPackage, root)) {
+    what =
+      `${name}: the native binary for ${abi} is not installed: install the platform package with ` +
+      `\`npm install ${platformPackage}@${PACKAGE.version}\` (an optional dependency of ${name}, left out by ` +
+      `--omit=optional and by a node_modules copied from another platform)`
+  } else if (shipped) {
+    what = `${name}: the native binary for ${abi} (${platformPackage}) did not load: ${loadFailure(platformPackage, root)}`
+  } else {
+    const supported = Object.keys(PACKAGE.optionalDependencies ?? {}).map((p) => p.slice(name.length + 1))
+    what = `${name}: no prebuilt native binary for ${abi} (${process.platform}-${process.arch}); there are binaries for ${supported.join(', ')}`
+  }
+  const hint = checkout ? '; in this source checkout, build it with `npm run build`' : ''
+  return new Error(`${what}${hint}`, { cause })
+}
+
+/** Whether `specifier` resolves from the package root (where the loader resolves it). */
+function installed(specifier, root) {
+  try {
+    createRequire(new URL('binding.cjs', root)).resolve(specifier)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The first line of the error that loading the installed platform package raises. */
+function loadFailure(specifier, root) {
+  try {
+    createRequire(new URL('binding.cjs', root))(specifier)
+    return 'it loads on its own, but the loader refused it'
+  } catch (err) {
+    return String(err?.message ?? err).split('\n')[0]
   }
 }
 

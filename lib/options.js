@@ -1,7 +1,8 @@
 // The plugin's options: defaults (the SDK's), the choices of each opt-in option, and
 // their validation with clear errors, in the order the SDK checks its own.
 import { ttlMs } from './lifecycle.js'
-import { checkNumber } from './numbers.js'
+import { checkNumber, describe } from './numbers.js'
+import { warnUnknownOptions } from './option-names.js'
 
 /** Characters per token of the SDK's previews and output budgets. */
 export const CHARS_PER_TOKEN = 4
@@ -31,6 +32,51 @@ export const MIN_EXTENDED_RESULT_TOKENS = 100
 /** What happens to a result whose storage failed. */
 export const STORAGE_ERROR_MODES = ['keep', 'truncate']
 
+/** Every option of the plugin (the SDK's five first); other keys get a warning (see ./option-names.js). */
+export const OPTION_NAMES = [
+  'storage',
+  'maxResultTokens',
+  'previewTokens',
+  'includeRetrievalTool',
+  'evictAfterCycles',
+  'ttlSeconds',
+  'tokenizer',
+  'exactCountLimit',
+  'preview',
+  'headShare',
+  'shouldOffload',
+  'neverOffload',
+  'onStorageError',
+  'references',
+  'retrieval',
+  'offloadErrors',
+]
+
+/** A count of tokens as error messages show it (`1,000`). */
+const count = (n) => (typeof n === 'number' && Number.isFinite(n) ? n.toLocaleString('en-US') : String(n))
+
+/**
+ * Checks the `storage` option: nothing (`undefined`/`null`: the agent's storage), or an
+ * object with `store`/`retrieve` (an offloader storage) or `write`/`read`/`delete`/`list`
+ * (a unified storage). A path gets an error saying how to store in that directory.
+ */
+export function checkStorage(storage) {
+  if (storage === undefined || storage === null) return
+  if (typeof storage === 'string') {
+    throw new TypeError(
+      `storage must be a storage object, not a path: use storage: new FileStorage('${storage.replace(/[\\']/g, '\\$&')}') ` +
+        `(FileStorage from 'context-offloader') to store in that directory`,
+    )
+  }
+  const has = (...methods) => methods.every((m) => typeof storage[m] === 'function')
+  if ((typeof storage !== 'object' && typeof storage !== 'function') || !(has('store', 'retrieve') || has('write', 'read', 'delete', 'list'))) {
+    throw new TypeError(
+      `storage must be an offloader storage (with store() and retrieve(), e.g. new FileStorage('./artifacts')) ` +
+        `or a unified storage (with write(), read(), delete() and list()), got ${describe(storage)}`,
+    )
+  }
+}
+
 /** Validates an option that takes one of `choices`, with a message listing them. */
 function oneOf(option, value, choices) {
   if (choices.includes(value)) return value
@@ -44,6 +90,11 @@ function oneOf(option, value, choices) {
  * @param {number} defaultEvictAfterCycles - the eviction window when none is given
  */
 export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_AFTER_CYCLES) {
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw new TypeError(`ContextOffloader options must be an object such as { storage, maxResultTokens }, got ${describe(config)}`)
+  }
+  warnUnknownOptions('ContextOffloader', config, OPTION_NAMES)
+  checkStorage(config.storage)
   const maxResultTokens = config.maxResultTokens ?? DEFAULT_MAX_RESULT_TOKENS
   const previewTokens = config.previewTokens ?? DEFAULT_PREVIEW_TOKENS
   // Past the SDK's own checks (below): no NaN or non-number. Fractions work (token
@@ -51,12 +102,20 @@ export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_A
   // when shouldOffload says so".
   checkNumber('maxResultTokens', maxResultTokens, 'a positive number of tokens (or Infinity)', () => true)
   checkNumber('previewTokens', previewTokens, 'a non-negative number of tokens', () => true)
-  if (maxResultTokens <= 0) throw new Error('maxResultTokens must be positive')
-  if (previewTokens < 0) throw new Error('previewTokens must be non-negative')
-  if (previewTokens >= maxResultTokens) throw new Error('previewTokens must be less than maxResultTokens')
+  if (maxResultTokens <= 0) throw new Error(`maxResultTokens must be positive, got ${count(maxResultTokens)}`)
+  if (previewTokens < 0) throw new Error(`previewTokens must be non-negative, got ${count(previewTokens)}`)
+  if (previewTokens >= maxResultTokens) {
+    // The SDK throws here too; the message says which value is a default the user did not set.
+    const shown = (name, value, given) => `${name} (${given ? '' : 'default '}${count(value)})`
+    throw new Error(
+      `${shown('previewTokens', previewTokens, config.previewTokens != null)} must be less than ` +
+        `${shown('maxResultTokens', maxResultTokens, config.maxResultTokens != null)}` +
+        (config.previewTokens == null ? `: set previewTokens below ${count(maxResultTokens)} too` : ''),
+    )
+  }
   const evictAfterCycles = config.evictAfterCycles === undefined ? defaultEvictAfterCycles : config.evictAfterCycles
   if (evictAfterCycles !== null && (!Number.isInteger(evictAfterCycles) || evictAfterCycles < 1)) {
-    throw new Error('evictAfterCycles must be a positive integer')
+    throw new Error(`evictAfterCycles must be a positive integer, got ${describe(evictAfterCycles)} (null disables eviction)`)
   }
   const tokenizer = oneOf('tokenizer', config.tokenizer ?? 'model', TOKENIZERS)
   const previewMode = oneOf('preview', config.preview ?? 'head', PREVIEW_MODES)
@@ -75,7 +134,7 @@ export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_A
     )
   }
   const offloadErrors = config.offloadErrors ?? false
-  if (typeof offloadErrors !== 'boolean') throw new TypeError('offloadErrors must be a boolean')
+  if (typeof offloadErrors !== 'boolean') throw new TypeError(`offloadErrors must be a boolean, got ${describe(offloadErrors)}`)
   if (config.shouldOffload !== undefined && typeof config.shouldOffload !== 'function') {
     throw new TypeError('shouldOffload must be a function (toolUse, result) => boolean | undefined')
   }
@@ -84,15 +143,14 @@ export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_A
     throw new TypeError('neverOffload must be an array of tool names (strings)')
   }
   const exactCountLimit = config.exactCountLimit ?? DEFAULT_EXACT_COUNT_LIMIT
-  if (typeof exactCountLimit !== 'number' || !(exactCountLimit >= 0)) {
-    throw new Error('exactCountLimit must be a non-negative number of characters')
-  }
+  checkNumber('exactCountLimit', exactCountLimit, 'a non-negative number of characters', (n) => n >= 0)
   const ttl = config.ttlSeconds === undefined ? undefined : ttlMs('ttlSeconds', config.ttlSeconds)
   return {
     maxResultTokens,
     previewTokens,
     evictAfterCycles,
     ttlMs: ttl,
+    // Any value, read as the SDK reads it (`0` leaves the tool out).
     includeRetrievalTool: config.includeRetrievalTool ?? true,
     tokenizer,
     nativeTokenizer: NATIVE_TOKENIZERS.includes(tokenizer),

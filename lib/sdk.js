@@ -6,32 +6,55 @@
 //
 // Checked against the SDK version below. When the SDK changes, this is the file to read:
 // a missing internal module degrades to the fallbacks here, never to a failed import.
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
 
 /** The SDK release these internals were checked against. */
 export const SDK_VERSION_CHECKED = '1.19.0'
 
-/** Loads a module of the installed SDK that its package exports do not expose (best effort). */
-async function importSdkInternal(relativePath) {
+const require = createRequire(import.meta.url)
+
+/** The URL of the installed SDK's entry (its `dist/src/` holds the internals), or `undefined`. */
+const sdkEntry = (() => {
   try {
-    const base = import.meta.resolve('@strands-agents/sdk')
-    return await import(new URL(relativePath, base).href)
+    return import.meta.resolve('@strands-agents/sdk')
   } catch {
+    return undefined
+  }
+})()
+
+/**
+ * Loads a module of the installed SDK that its package exports do not expose (best
+ * effort), synchronously, so that loading this package never waits (no top-level
+ * await: `require('context-offloader')` works). The SDK's modules are ES modules: they
+ * load here through `require()` of ES modules (Node >= 20.19 / 22.12), as the instances
+ * the SDK itself uses. On a Node without it the module is imported asynchronously and
+ * handed to `assign` when it arrives; the fallbacks below serve until then.
+ * @param {string} relativePath - relative to the SDK's `dist/src/`
+ * @param {(module: any) => void} assign
+ */
+function sdkInternal(relativePath, assign) {
+  if (sdkEntry === undefined) return undefined
+  const url = new URL(relativePath, sdkEntry)
+  try {
+    return require(fileURLToPath(url))
+  } catch {
+    import(url.href).then(assign, () => {})
     return undefined
   }
 }
 
-const sdkLogging = await importSdkInternal('./logging/logger.js')
-const sdkAgentAsTool = await importSdkInternal('./agent/agent-as-tool.js')
-const sdkErrors = await importSdkInternal('./errors.js')
-const sdkLocalSandbox = await importSdkInternal('./sandbox/not-a-sandbox-local-environment.js')
+let sdkLogging = sdkInternal('./logging/logger.js', (m) => (sdkLogging = m))
+let sdkAgentAsTool = sdkInternal('./agent/agent-as-tool.js', (m) => (sdkAgentAsTool = m))
+let sdkLocalSandbox = sdkInternal('./sandbox/not-a-sandbox-local-environment.js', (m) => (sdkLocalSandbox = m))
+const sdkErrors = sdkInternal('./errors.js', (m) => {
+  if (m?.SessionError) SessionError = m.SessionError
+})
 
 /** The OpenTelemetry API the SDK traces with (its optional peer), resolved from the SDK; absent when not installed. */
-const otelApi = await (async () => {
+const otelApi = (() => {
   try {
-    const { createRequire } = await import('node:module')
-    const sdkRequire = createRequire(import.meta.resolve('@strands-agents/sdk'))
-    const { pathToFileURL } = await import('node:url')
-    return await import(pathToFileURL(sdkRequire.resolve('@opentelemetry/api')).href)
+    return createRequire(sdkEntry)('@opentelemetry/api')
   } catch {
     return undefined
   }
@@ -88,7 +111,7 @@ export function isLocalSandbox(sandbox) {
 }
 
 /** The SDK's `SessionError` (not exported by its entry point), or a look-alike. */
-export const SessionError =
+export let SessionError =
   sdkErrors?.SessionError ??
   class SessionError extends Error {
     constructor(message, options) {

@@ -21,7 +21,7 @@ function checkArguments(text, encoding) {
 }
 
 /**
- * The token counting API over a loaded addon (`native`, as exported by `binding.js`).
+ * The token counting API over a loaded addon (`native`, as exported by `binding.cjs`).
  *
  * Counts are those of OpenAI's tokenizer (`encode_ordinary`): special tokens such
  * as `<|endoftext|>` are counted as ordinary text, and lone surrogates count as

@@ -2,12 +2,18 @@
 // round-trips one block through each storage. The release workflow runs it on
 // every platform with each supported Node major (the vitest suites need Node 22).
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 const m = await import('../index.js')
 for (const name of ['ContextOffloader', 'FileStorage', 'InMemoryStorage']) {
   if (typeof m[name] !== 'function') throw new Error(`missing export: ${name}`)
+}
+// CommonJS users load it with require() (Node >= 20.19 / 22.12 load ES modules so).
+if (process.features.require_module) {
+  const required = createRequire(import.meta.url)('../index.js')
+  if (required.ContextOffloader !== m.ContextOffloader) throw new Error('require() gave other classes than import')
 }
 
 async function roundTrip(storage, label) {

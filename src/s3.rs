@@ -30,6 +30,17 @@ pub struct S3Credentials {
   pub session_token: Option<String>,
 }
 
+/// What [`NativeS3Store::listing_progress`] returns.
+#[napi(object)]
+pub struct S3ListingProgress {
+  /// `ListObjectsV2` pages received.
+  pub pages: f64,
+  /// Artifact objects those pages named.
+  pub objects: f64,
+  /// Artifact objects whose metadata was read.
+  pub described: f64,
+}
+
 /// Options of [`NativeS3Store::new`]; omitted ones take the core's defaults.
 #[napi(object)]
 pub struct S3StoreOptions {
@@ -251,6 +262,15 @@ impl NativeS3Store {
   #[napi]
   pub async fn stats(&self) -> Result<StorageStats> {
     Ok(self.store.stats(self.stamp.now()).await.map_err(to_js_error)?.into())
+  }
+
+  /// How far the listings of this store have got, counted since it was made: pages
+  /// received, artifact objects they named, and metadata read (one `HeadObject` per
+  /// artifact). Read it while `listArtifacts` runs to show progress.
+  #[napi(catch_unwind)]
+  pub fn listing_progress(&self) -> S3ListingProgress {
+    let p = self.store.listing_progress();
+    S3ListingProgress { pages: p.pages as f64, objects: p.objects as f64, described: p.described as f64 }
   }
 
   /// Every artifact object under the prefix, expired ones included, oldest first.

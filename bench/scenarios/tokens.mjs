@@ -29,7 +29,7 @@ const BARS = { jsTiktoken: 3, wasm: 1.5 }
 /** This package's token API over the built addon, or `{ error }`. */
 async function loadTokenApi() {
   try {
-    const native = await import('../../binding.js')
+    const native = await import('../../binding.cjs')
     const { createTokenApi } = await import('../../lib/tokens.js')
     await native.loadEncoding(ENCODING)
     return createTokenApi(native)

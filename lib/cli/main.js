@@ -79,7 +79,13 @@ export async function main(argv) {
   }
   const listed = COMMANDS.find((c) => c.name === name)
   if (!listed) return fail(`unknown command '${name}' (run \`${PROGRAM} --help\`)`)
-  const command = await listed.load()
+  let command
+  try {
+    command = await listed.load()
+  } catch (err) {
+    // The command's modules did not load: the native binary is missing, most often.
+    return fail(describeFailure(err))
+  }
   let parsed
   try {
     parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })

@@ -86,19 +86,24 @@ export function printable(text) {
 
 /**
  * A progress bar for `total` steps labelled `what`, drawn on stderr only when stderr is
- * a terminal; otherwise an object whose methods do nothing. Resolves with the bar.
+ * a terminal; otherwise an object whose methods do nothing. Resolves with the bar. With
+ * `total` Infinity (a count whose end is unknown: the pages of a listing), a counter of
+ * `unit` and pages instead of a bar.
  * @param {string} what
  * @param {number} total
- * @param {{ stream?: NodeJS.WriteStream, env?: NodeJS.ProcessEnv }} [where]
+ * @param {{ stream?: NodeJS.WriteStream, env?: NodeJS.ProcessEnv, unit?: string }} [where]
  */
-export async function progress(what, total, { stream = process.stderr, env = process.env } = {}) {
-  if (!stream.isTTY || total <= 0) return { increment() {}, stop() {} }
+export async function progress(what, total, { stream = process.stderr, env = process.env, unit = '' } = {}) {
+  if (!stream.isTTY || total <= 0) return { increment() {}, update() {}, stop() {} }
   const { default: cliProgress } = await import('cli-progress')
   const colour = colourOn(stream, env)
+  const open = total === Infinity
   const bar = new cliProgress.SingleBar(
     {
       stream,
-      format: `${what} ${colour ? '\u001b[36m{bar}\u001b[39m' : '{bar}'} {percentage}% | {value}/{total} | {duration_formatted}`,
+      format: open
+        ? `${what}: {value} ${unit}, {pages} pages | {duration_formatted}`
+        : `${what} ${colour ? '\u001b[36m{bar}\u001b[39m' : '{bar}'} {percentage}% | {value}/{total} | {duration_formatted}`,
       barCompleteChar: '#',
       barIncompleteChar: colour ? '\u2591' : '-',
       hideCursor: true,
@@ -108,10 +113,13 @@ export async function progress(what, total, { stream = process.stderr, env = pro
     },
     cliProgress.Presets.legacy,
   )
-  bar.start(total, 0)
+  bar.start(open ? 0 : total, 0, open ? { pages: 0 } : undefined)
   return {
     increment(n = 1) {
       bar.increment(n)
+    },
+    update(value, payload) {
+      bar.update(value, payload)
     },
     stop() {
       bar.stop()

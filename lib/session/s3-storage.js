@@ -4,7 +4,8 @@
 import { native } from '../native.js'
 import { describe } from '../numbers.js'
 import { SessionError } from '../sdk.js'
-import { s3ConnectionOptions } from '../storage/s3.js'
+import { S3_CONNECTION_OPTION_NAMES, S3_OPTION_NOTES, s3ConnectionOptions } from '../storage/s3.js'
+import { warnUnknownOptions } from '../option-names.js'
 import { defaultManifest, snapshotPage } from './validation.js'
 
 /**
@@ -47,6 +48,7 @@ export class S3SnapshotStorage {
     if (typeof bucket !== 'string' || bucket.length === 0) {
       throw new TypeError('S3SnapshotStorage bucket must be a non-empty string')
     }
+    warnUnknownOptions('S3SnapshotStorage', options, ['bucket', 'prefix', ...S3_CONNECTION_OPTION_NAMES], S3_OPTION_NOTES)
     this.#bucket = bucket
     this.#prefix = options.prefix ?? ''
     if (typeof this.#prefix !== 'string') throw new TypeError(`prefix must be a string, got ${describe(this.#prefix)}`)

@@ -4,7 +4,9 @@
 import { FileStorage as SdkFileStorage } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { NAMESPACED } from '../sdk.js'
 import { asUint8Array, native, toBytes } from '../native.js'
-import { lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { describe } from '../numbers.js'
+import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { warnUnknownOptions } from '../option-names.js'
 import { NATIVE, NativeBackedStorage, PLUGIN_VIEW, SWEEP, kvCall } from './native-backed.js'
 import { normalizePrefix } from './unified.js'
 
@@ -27,8 +29,12 @@ export class FileStorage extends NativeBackedStorage {
    */
   constructor(options = './artifacts') {
     const isOptions = typeof options === 'object' && options !== null
+    warnUnknownOptions('FileStorage', options, ['artifactDir', 'durable', ...LIFECYCLE_OPTION_NAMES], {
+      sandbox: 'not taken: the plugin stores through the sandbox of each agent whose tools run in one',
+    })
     const artifactDir = typeof options === 'string' ? options : (options?.artifactDir ?? './artifacts')
-    const durable = isOptions ? Boolean(options.durable) : false
+    const durable = isOptions ? (options.durable ?? false) : false
+    if (typeof durable !== 'boolean') throw new TypeError(`FileStorage durable must be a boolean, got ${describe(durable)}`)
     if (typeof artifactDir !== 'string' || artifactDir.length === 0) {
       throw new TypeError('FileStorage artifactDir must be a non-empty string')
     }

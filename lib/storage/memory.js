@@ -3,7 +3,8 @@
 import { sweepManifestQuietly } from '../manifest-sweep.js'
 import { logger, EPHEMERAL } from '../sdk.js'
 import { native } from '../native.js'
-import { lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { warnUnknownOptions } from '../option-names.js'
 import { checkNumber } from '../numbers.js'
 import { NATIVE, NativeBackedStorage, SWEEP } from './native-backed.js'
 
@@ -36,6 +37,7 @@ export class InMemoryStorage extends NativeBackedStorage {
    */
   constructor(options = InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
     const isOptions = typeof options === 'object' && options !== null
+    warnUnknownOptions('InMemoryStorage', options, ['evictAfterTurns', ...LIFECYCLE_OPTION_NAMES])
     const evictAfterTurns = isOptions ? (options.evictAfterTurns === undefined ? InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS : options.evictAfterTurns) : options
     const lifecycle = lifecycleOptions(isOptions ? options : undefined, { budget: true, dedup: true }, 'InMemoryStorage')
     if (evictAfterTurns !== null) {

@@ -2,8 +2,17 @@
 // searched natively, and the SDK's unified S3 storage on the same prefix.
 import { native, toBytes } from '../native.js'
 import { checkNumber, describe, integerIn, positiveUpTo } from '../numbers.js'
-import { lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
+import { warnUnknownOptions } from '../option-names.js'
 import { NATIVE, NativeBackedStorage, SWEEP, kvCall } from './native-backed.js'
+
+/** The connection options of S3Storage and S3SnapshotStorage (see {@link s3ConnectionOptions}). */
+export const S3_CONNECTION_OPTION_NAMES = ['region', 'endpoint', 'forcePathStyle', 'credentials', 'timeoutMs', 'maxAttempts', 'maxInFlight']
+
+/** What the SDK's S3 storages take that ours take in another form. */
+export const S3_OPTION_NOTES = {
+  s3Client: 'not taken: requests run natively; pass region, endpoint, forcePathStyle and credentials instead',
+}
 
 /** Longest per-attempt timeout accepted, in ms (a day). */
 const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000
@@ -47,6 +56,10 @@ export class S3Storage extends NativeBackedStorage {
    */
   constructor(bucket, options = {}) {
     if (typeof bucket !== 'string' || bucket.length === 0) throw new TypeError('S3Storage bucket must be a non-empty string')
+    if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
+      throw new TypeError(`S3Storage options must be an object such as { prefix, region }, got ${describe(options)}`)
+    }
+    warnUnknownOptions('S3Storage', options, ['prefix', ...S3_CONNECTION_OPTION_NAMES, 'ttlSeconds', 'cleanupIntervalSeconds', 'clock', 'maxBytes', 'dedup'], S3_OPTION_NOTES)
     const prefix = options?.prefix
     if (prefix !== undefined && typeof prefix !== 'string') throw new TypeError(`prefix must be a string, got ${describe(prefix)}`)
     const lifecycle = lifecycleOptions(options, { budget: false, dedup: false }, 'S3Storage')

@@ -32,4 +32,4 @@ pub use config::{
 pub use error::S3Error;
 pub use kv::unified_prefix;
 pub use snapshots::{S3SnapshotError, S3Snapshots, SnapshotFileKind, SnapshotText};
-pub use store::S3Store;
+pub use store::{ListingProgress, S3Store};

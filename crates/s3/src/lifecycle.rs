@@ -164,6 +164,7 @@ impl S3Store {
                     .await
                     .map_err(|e| self.request_error("ListObjectsV2", prefix, e))?
             };
+            let before = out.len();
             for object in page.contents() {
                 let Some(key) = object.key() else { continue };
                 let name = key.get(prefix.len()..).unwrap_or_default();
@@ -175,6 +176,8 @@ impl S3Store {
                     });
                 }
             }
+            self.listing.pages.fetch_add(1, Ordering::Relaxed);
+            self.listing.objects.fetch_add((out.len() - before) as u64, Ordering::Relaxed);
             token = pages
                 .next(page.is_truncated(), page.next_continuation_token())
                 .map_err(|e| S3Error::Request {
@@ -201,7 +204,9 @@ impl S3Store {
         let found: Vec<Option<Described>> = futures_util::stream::iter(objects)
             .map(|listed| async move {
                 let _permit = self.permit().await?;
-                match client.head_object().bucket(&self.options.bucket).key(&listed.key).send().await {
+                let head = client.head_object().bucket(&self.options.bucket).key(&listed.key).send().await;
+                self.listing.described.fetch_add(1, Ordering::Relaxed);
+                match head {
                     Ok(out) => Ok(Some(Described {
                         life: Life::from_metadata(out.metadata()),
                         content_type: out.content_type().unwrap_or(DEFAULT_CONTENT_TYPE).to_owned(),

@@ -48,6 +48,27 @@ pub struct S3Store {
     sequence: Sequence,
     /// Default lifetime of stored objects in ms; 0: none.
     pub(crate) default_ttl_ms: std::sync::atomic::AtomicU64,
+    /// How far the listings of this store have got (see [`S3Store::listing_progress`]).
+    pub(crate) listing: ListingCounters,
+}
+
+/// Counters of the listings of one store, advanced as pages and metadata come in.
+#[derive(Debug, Default)]
+pub(crate) struct ListingCounters {
+    pub(crate) pages: std::sync::atomic::AtomicU64,
+    pub(crate) objects: std::sync::atomic::AtomicU64,
+    pub(crate) described: std::sync::atomic::AtomicU64,
+}
+
+/// How far the listings of one store have got, counted since the store was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListingProgress {
+    /// `ListObjectsV2` pages received.
+    pub pages: u64,
+    /// Artifact objects those pages named.
+    pub objects: u64,
+    /// Artifact objects whose metadata (`HeadObject`) was read.
+    pub described: u64,
 }
 
 impl std::fmt::Debug for S3Store {
@@ -79,7 +100,22 @@ impl S3Store {
             client: OnceCell::new(),
             sequence: Sequence::default(),
             default_ttl_ms: std::sync::atomic::AtomicU64::new(0),
+            listing: ListingCounters::default(),
         })
+    }
+
+    /// How far the listings of this store have got: pages received, artifact objects
+    /// named, and metadata read, counted since the store was made (a caller watching one
+    /// listing subtracts what it read before starting it). Read while a listing runs,
+    /// from any thread.
+    #[must_use]
+    pub fn listing_progress(&self) -> ListingProgress {
+        use std::sync::atomic::Ordering::Relaxed;
+        ListingProgress {
+            pages: self.listing.pages.load(Relaxed),
+            objects: self.listing.objects.load(Relaxed),
+            described: self.listing.described.load(Relaxed),
+        }
     }
 
     /// The bucket objects are written to.

@@ -4,6 +4,7 @@ import { STORE_HELP, STORE_OPTIONS, openArtifactStore } from '../stores.js'
 import { colourOn, styles, table } from '../terminal.js'
 import { humanBytes, isoTime, shortTime } from '../units.js'
 import { listArtifacts } from '../listing.js'
+import { opaqueIds } from '../manifest-ids.js'
 
 export const ls = {
   name: 'ls',
@@ -15,8 +16,11 @@ export const ls = {
     'Options:',
     '  --session ID       only the artifacts of this session',
     '  --expired          only artifacts whose TTL ran out (what `gc --expired` removes)',
-    '  --json             one JSON object per line: {"reference","contentType","bytes",',
+    '  --json             one JSON object per line: {"reference","id","contentType","bytes",',
     '                     "session","created","expires"} (times ISO 8601 UTC or null)',
+    '',
+    "ID is the opaque id (ref_...) the plugin gave the artifact with references: 'opaque'",
+    '(show and grep take it with --session), or - (null in --json) when it has none.',
     ...STORE_HELP,
   ],
   options: { ...STORE_OPTIONS, session: { type: 'string' }, expired: { type: 'boolean' }, json: { type: 'boolean' } },
@@ -28,12 +32,14 @@ export const ls = {
     const artifacts = (await listArtifacts(opened)).filter(
       (a) => (values.session === undefined || a.session === values.session) && isExpired(a, now) === Boolean(values.expired),
     )
+    const ids = await opaqueIds(opened, new Set(artifacts.map((a) => a.session).filter((s) => s != null)))
+    const idOf = (a) => (a.session == null ? undefined : ids.get(a.name))
     if (values.json) {
-      for (const a of artifacts) out.line(JSON.stringify(artifactJson(a)))
+      for (const a of artifacts) out.line(JSON.stringify(artifactJson(a, idOf(a))))
       return 0
     }
-    const rows = artifacts.map((a) => [a.reference, a.contentType, humanBytes(a.bytes), a.session ?? '-', shortTime(a.createdMs), shortTime(a.expiresMs)])
-    for (const line of table(['REFERENCE', 'TYPE', 'SIZE', 'SESSION', 'CREATED', 'EXPIRES'], rows, styles(colourOn(process.stdout)).bold)) {
+    const rows = artifacts.map((a) => [a.reference, idOf(a) ?? '-', a.contentType, humanBytes(a.bytes), a.session ?? '-', shortTime(a.createdMs), shortTime(a.expiresMs)])
+    for (const line of table(['REFERENCE', 'ID', 'TYPE', 'SIZE', 'SESSION', 'CREATED', 'EXPIRES'], rows, styles(colourOn(process.stdout)).bold)) {
       out.line(line)
     }
     return 0
@@ -45,10 +51,11 @@ export function isExpired(artifact, now) {
   return artifact.expiresMs != null && artifact.expiresMs <= now
 }
 
-/** The documented `--json` form of one artifact. */
-export function artifactJson(a) {
+/** The documented `--json` form of one artifact (`id`: its opaque id, if it has one). */
+export function artifactJson(a, id) {
   return {
     reference: a.reference,
+    id: id ?? null,
     contentType: a.contentType,
     bytes: a.bytes,
     session: a.session ?? null,

@@ -10,7 +10,9 @@ export const sessions = {
   usage: 'sessions (ls DIR_OR_S3 | show DIR_OR_S3 ID | rm DIR_OR_S3 ID) [--json] [--dry-run]',
   help: [
     'Reads the session storage of a SessionManager (a directory of FileStorage /',
-    'FileSnapshotStorage, or s3://bucket/prefix of S3Storage / S3SnapshotStorage).',
+    'FileSnapshotStorage, or s3://bucket/prefix of S3Storage / S3SnapshotStorage),',
+    "and the snapshots a SessionManager keeps under session/ of an agent's storage",
+    '(new Agent({ storage: new FileStorage(DIR), sessionManager }): give DIR).',
     '',
     '  ls DIR_OR_S3       one row per session: scopes, snapshots, time of the latest',
     '  show DIR_OR_S3 ID  one row per scope (agent or multiAgent, and its id)',
@@ -60,7 +62,7 @@ export const sessions = {
       return 0
     }
     const snapshots = [...scopes.values()].reduce((t, s) => t + s.snapshots, 0)
-    if (!values['dry-run']) await source.deleteSession(id)
+    if (!values['dry-run']) for (const base of new Set([...scopes.values()].map((s) => s.base))) await source.deleteSession(id, base)
     const verb = values['dry-run'] ? 'would remove' : 'removed'
     if (values.json) out.line(JSON.stringify({ dryRun: Boolean(values['dry-run']), session: id, scopes: scopes.size, snapshots }))
     else out.line(`${verb} session ${printable(id)} (${scopes.size} scope${scopes.size === 1 ? '' : 's'}, ${snapshots} snapshot${snapshots === 1 ? '' : 's'})`)

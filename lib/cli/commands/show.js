@@ -3,25 +3,28 @@ import { UsageError } from '../errors.js'
 import { STORE_HELP, STORE_OPTIONS, openArtifactStore } from '../stores.js'
 import { parseLineRange } from '../units.js'
 import { readArtifact } from '../read.js'
+import { resolveReference } from '../manifest-ids.js'
 
 export const show = {
   name: 'show',
-  usage: 'show STORE REF [--lines A:B] [--raw]',
+  usage: 'show STORE REF [--session ID] [--lines A:B] [--raw]',
   help: [
     "Writes an artifact's content to stdout, as stored. Binary content (images, PDFs, ...)",
-    'is written only with --raw or when stdout is not a terminal.',
+    'is written only with --raw or when stdout is not a terminal. REF is a reference',
+    "as `ls` shows it, or an opaque id (ref_...) of references: 'opaque' with --session.",
     '',
     'Options:',
+    '  --session ID       the session an opaque id was given in',
     '  --lines A:B        only lines A to B (1-based, inclusive; A: runs to the end)',
     '  --raw              write binary content to a terminal too',
     ...STORE_HELP,
   ],
-  options: { ...STORE_OPTIONS, lines: { type: 'string' }, raw: { type: 'boolean' } },
+  options: { ...STORE_OPTIONS, session: { type: 'string' }, lines: { type: 'string' }, raw: { type: 'boolean' } },
   positionals: ['STORE', 'REF'],
   async run({ values, positionals: [spec, reference], out }) {
     const range = values.lines === undefined ? undefined : parseLineRange(values.lines)
     const opened = openArtifactStore(spec, values)
-    const { content, contentType } = await readArtifact(opened, reference)
+    const { content, contentType } = await readArtifact(opened, await resolveReference(opened, reference, values.session))
     const text = isTextType(contentType)
     if (!text && !values.raw && process.stdout.isTTY) {
       throw new UsageError(`${reference} is binary (${contentType}, ${content.length} bytes): use --raw, or redirect stdout`)
