@@ -31,3 +31,21 @@ export const integerIn = (min, max) => (n) => Number.isInteger(n) && n >= min &&
 
 /** A finite number in `(0, max]`. */
 export const positiveUpTo = (max) => (n) => n > 0 && n <= max
+
+/** Whether the default locale writes numbers as en-US does (`1,234,567.5`), checked once. */
+const GROUPS_LIKE_EN_US = (1234567.5).toLocaleString() === '1,234,567.5' && (-1234).toLocaleString() === '-1,234'
+
+/**
+ * `n.toLocaleString()` (the default locale, as the SDK writes counts in previews), without
+ * the cost of a locale lookup for safe integers where the default locale groups digits as
+ * en-US does; any other number or locale goes through `toLocaleString()` itself.
+ * @param {number} n
+ */
+export function localeCount(n) {
+  if (!GROUPS_LIKE_EN_US || !Number.isSafeInteger(n) || Object.is(n, -0)) return n.toLocaleString()
+  const digits = String(n < 0 ? -n : n)
+  if (digits.length <= 3) return String(n)
+  let out = digits.slice(0, digits.length % 3 || 3)
+  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`
+  return n < 0 ? `-${out}` : out
+}

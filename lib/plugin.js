@@ -18,17 +18,17 @@ import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './o
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
 import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, OffloadManifest, manifestEntries, opaqueId } from './manifest.js'
 import { checkSessionId } from './manifest-keys.js'
-import { holdStates } from './manifest-sweep.js'
+import { holdStates, sweepManifestSoon } from './manifest-sweep.js'
 import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
 import { OFFLOAD_EVENT, OffloaderCounters, traceEvent } from './telemetry.js'
 import { countTokensSync } from './tokens.js'
-import { isDelegatingAgentTool, isLocalSandbox, logger, OFFLOADER_NAMESPACE, sandboxOf } from './sdk.js'
+import { isDelegatingAgentTool, isLocalSandbox, logger, OFFLOADER_NAMESPACE, recordingSpan, sandboxOf } from './sdk.js'
 import { discardStored, storeBlocks, transferTexts } from './store-blocks.js'
 import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
 import { NATIVE, nativeFor, tagged } from './storage/native-backed.js'
-import { syncClock, ttlMs } from './lifecycle.js'
+import { BUDGET, syncClock, ttlMs } from './lifecycle.js'
 import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
 
 /**
@@ -430,6 +430,8 @@ export class ContextOffloader {
           discardStored(storage, references)
           throw err
         })
+        // A store under a byte budget may have evicted artifacts listed in the manifest.
+        if (storage?.[BUDGET] !== undefined) sweepManifestSoon(storage[NATIVE])
       }
       if (!isOffloaderStorage(storage)) {
         const storedAt = agent?.metrics?.cycleCount ?? 0
@@ -530,8 +532,9 @@ export class ContextOffloader {
     this._traceOffload(event.agent, event.toolUse.name, offloaded, performance.now() - started)
   }
 
-  /** The span event of an offload (when the SDK's tracing is on). */
+  /** The span event of an offload (when the SDK's tracing is on; nothing is built otherwise). */
   _traceOffload(agent, toolName, offloaded, durationMs) {
+    if (!recordingSpan(agent)) return
     traceEvent(agent, OFFLOAD_EVENT, {
       'context_offloader.references': offloaded.references.filter((r) => r.ref).map((r) => r.ref).join(' '),
       'context_offloader.tool_name': toolName,

@@ -1,6 +1,7 @@
 // The text that replaces an offloaded tool result: the header with the token figure,
 // the guidance paragraph (the SDK's wording), the preview, and the stored references;
 // or, when storing failed under `onStorageError: 'truncate'`, the truncation notice.
+import { localeCount } from './numbers.js'
 import { JsonBlock } from '@strands-agents/sdk'
 import { native, toNativeText } from './native.js'
 import { CHARS_PER_TOKEN } from './options.js'
@@ -61,7 +62,7 @@ function guidance(includeRetrievalTool) {
 
 /** The token figure of a header: `~N` for estimates (and always with the SDK's counters). */
 function tokenFigure(measure) {
-  return `${measure.approximate ? '~' : ''}${measure.tokens.toLocaleString()}`
+  return `${measure.approximate ? '~' : ''}${localeCount(measure.tokens)}`
 }
 
 /**

@@ -10,6 +10,7 @@ import { DocumentBlock, JsonBlock, TextBlock } from '@strands-agents/sdk'
 import { getBytes, isMedia, isTextual, mediaContentType, staysInline } from './content.js'
 import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toNativeText, toNativeTextNow, yieldToEventLoop } from './native.js'
 import { BUDGET } from './lifecycle.js'
+import { localeCount } from './numbers.js'
 import { logger } from './sdk.js'
 import { NATIVE, PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
 import { isOffloaderStorage, storeContent } from './storage/unified.js'
@@ -35,8 +36,8 @@ async function storeNatively(storage, nativeStore, method, key, payload, content
 /** The description of a stored text or JSON block. */
 function textDescription(block, byteLength) {
   return block instanceof TextBlock
-    ? `text, ${block.text.length.toLocaleString()} chars`
-    : `json, ${byteLength.toLocaleString()} bytes`
+    ? `text, ${localeCount(block.text.length)} chars`
+    : `json, ${localeCount(byteLength)} bytes`
 }
 
 /**
@@ -106,7 +107,7 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
   const contentType = mediaContentType(block)
   const label = block instanceof DocumentBlock ? block.name : contentType
   const ref = await storeContent(storage, key, bytes, contentType)
-  return { ref, contentType, description: `${label}, ${bytes.length.toLocaleString()} bytes` }
+  return { ref, contentType, description: `${label}, ${localeCount(bytes.length)} bytes` }
 }
 
 /**
