@@ -5,7 +5,7 @@
 // block storage (./store-blocks.js), the retrieval tool (./retrieval-tool.js) and its
 // answers (./retrieval.js), the offload manifest (./manifest.js), counters and span
 // events (./telemetry.js).
-import { AfterToolCallEvent, BeforeModelCallEvent, Message, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+import { AfterToolCallEvent, BeforeModelCallEvent, Message, Model, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
 import {
   FileStorage as SdkFileStorage,
   InMemoryStorage as SdkInMemoryStorage,
@@ -343,7 +343,9 @@ export class ContextOffloader {
     const { tokenizer } = this._options
     if (tokenizer === 'model' || tokenizer === 'heuristic') {
       const model = tokenizer === 'model' ? agent?.model : undefined
-      const tokens = model
+      // A model whose countTokens is the SDK base class's heuristic is asked nothing: the
+      // same heuristic runs here, without building a message (the same count).
+      const tokens = model && model.countTokens !== Model.prototype.countTokens
         ? await model.countTokens([new Message({ role: 'user', content: [resultBlock] })])
         : heuristicContentTokens(content)
       return { exceeds: tokens > this._maxResultTokens, tokens, approximate: true, compact }
