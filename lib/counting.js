@@ -1,9 +1,40 @@
 // Token counting for the offloader and for SDK models: the SDK's characters/4
 // heuristic, and exact BPE counts (OpenAI encodings) computed natively, with an
 // early-exit decision for "is this result larger than N tokens?".
+import { availableParallelism } from 'node:os'
 import { mediaKind, mediaTokens } from './media.js'
 import { native } from './native.js'
 import { tokenApi } from './tokens.js'
+
+/**
+ * Counts on worker threads at once, at most: one core is left to the JavaScript thread,
+ * so that counting many long texts (a conversation's messages, the windows of an
+ * estimate) never has the event loop wait for a core behind the counting threads.
+ */
+const MAX_CONCURRENT_COUNTS = Math.max(1, availableParallelism() - 1)
+
+/** Runs async tasks with at most `limit` in flight, in the order they were asked for. */
+export function createLimiter(limit) {
+  let running = 0
+  const waiting = []
+  const next = () => {
+    if (running >= limit || waiting.length === 0) return
+    running += 1
+    const { task, resolve, reject } = waiting.shift()
+    Promise.resolve()
+      .then(task)
+      .then(resolve, reject)
+      .finally(() => {
+        running -= 1
+        next()
+      })
+  }
+  return (task) =>
+    new Promise((resolve, reject) => {
+      waiting.push({ task, resolve, reject })
+      next()
+    })
+}
 
 /**
  * Texts are counted on the JavaScript thread only when that is cheap whatever their
@@ -72,10 +103,11 @@ function wholeCharacters(text, start, end) {
  * validated `countTokens`/`countTokensSync` of `tokens.js`.
  */
 export function createCounting(native, tokenApi) {
+  const limited = createLimiter(MAX_CONCURRENT_COUNTS)
   /** Exact count, on the JavaScript thread for short strings, else on a worker. */
   async function countExact(text, encoding) {
     if (countsInline(text)) return native.countTokensSync(text, encoding)
-    return native.countTokens(text, encoding)
+    return limited(() => native.countTokens(text, encoding))
   }
 
   /**
@@ -89,7 +121,7 @@ export function createCounting(native, tokenApi) {
       const start = i * stride
       windows.push(wholeCharacters(text, start, start + ESTIMATE_WINDOW_UNITS))
     }
-    const counts = await Promise.all(windows.map((w) => native.countTokens(w, encoding)))
+    const counts = await Promise.all(windows.map((w) => limited(() => native.countTokens(w, encoding))))
     const units = windows.reduce((sum, w) => sum + w.length, 0)
     const tokens = counts.reduce((sum, n) => sum + n, 0)
     return units === 0 ? 0 : Math.round((tokens * text.length) / units)
@@ -133,7 +165,7 @@ export function createCounting(native, tokenApi) {
       const counted =
         countsInline(text)
           ? native.countTokensUpTo(text, encoding, remaining)
-          : await native.countTokensUpToAsync(text, encoding, remaining)
+          : await limited(() => native.countTokensUpToAsync(text, encoding, remaining))
       if (counted.exceeded) return true
       total += counted.count
     }

@@ -47,6 +47,7 @@ export async function loadOurs() {
       InMemoryStorage: ours.InMemoryStorage,
       FileStorage: ours.FileStorage,
       S3Storage: ours.S3Storage,
+      withNativeTokenCounting: ours.withNativeTokenCounting,
     }
   } catch (error) {
     return { side: 'ours', error: error?.message ?? String(error) }

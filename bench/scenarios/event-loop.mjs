@@ -172,6 +172,30 @@ async function cjkOffload(impl) {
   return { work: () => offload(agent, text) }
 }
 
+/**
+ * A model's `countTokens` over four user messages of 256,000 CJK units each (ours:
+ * `withNativeTokenCounting`, exact o200k counts; the SDK: its characters/4 heuristic),
+ * as a conversation manager asks before every model call.
+ */
+async function countedCjkMessages(impl) {
+  const { Message, Model, TextBlock } = await import('@strands-agents/sdk')
+  class CountingModel extends Model {
+    getConfig() {
+      return {}
+    }
+    updateConfig() {}
+    // eslint-disable-next-line require-yield
+    async *stream() {
+      throw new Error('the benchmark model does not generate')
+    }
+  }
+  const model = impl.side === 'ours' ? impl.withNativeTokenCounting(new CountingModel(), 'o200k_base') : new CountingModel()
+  const cjk = '漢字かなカナ한국어'.repeat(Math.ceil(256_000 / 9)).slice(0, 256_000)
+  const messages = [0, 1, 2, 3].map((i) => new Message({ role: 'user', content: [new TextBlock(`${i} ${cjk}`)] }))
+  await model.countTokens([new Message({ role: 'user', content: [new TextBlock('warm')] })])
+  return { work: () => model.countTokens(messages) }
+}
+
 export async function run({ impls, quick }) {
   const plan = quick ? { warmup: 1, reps: 5 } : { warmup: 2, reps: 15 }
   const buffer = logOfSize(10_000_000)
@@ -210,6 +234,7 @@ export async function run({ impls, quick }) {
     ['30 durable 1 KB stores (SDK: not durable)', durableStores],
     ['first store of 3 agents into 100,000 artifacts', firstStoresIntoBigDirectory],
     ['250,000 CJK characters offloaded (ours: o200k_base)', cjkOffload, true],
+    ['countTokens of 4 messages of 256,000 CJK units (ours: withNativeTokenCounting)', countedCjkMessages, true],
   ]
   const loadLabel = '16 agents × 200 offloads of 12 KB into one directory'
   const load = await compare({ sdk: caseSpec(impls.sdk, (impl) => manyAgentsLoad(impl), []), ours: caseSpec(impls.ours, (impl) => manyAgentsLoad(impl), []) }, extraPlan)
