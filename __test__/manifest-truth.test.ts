@@ -9,6 +9,7 @@ import { TextBlock } from '@strands-agents/sdk'
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
 import { MANIFEST_NAMESPACE, sessionSegment } from '../lib/manifest-keys.js'
+import { BUDGET_SWEEP_DELAY_MS } from '../lib/manifest-sweep.js'
 import { cli } from './helpers/cli.js'
 import { Driven, tempDir, toolAnswer } from './helpers/harness.js'
 
@@ -73,13 +74,22 @@ describe.each(['file', 'memory'] as const)('%s storage', (kind) => {
     const listed = idsIn(await listOf(d))
     if (where.offload) expect(listed).toEqual([kept])
     else expect(listed).toEqual([])
-    await storage.cleanupExpired()
-    const left = where.offload ? 1 : 0
-    expect(await manifestKeys(storage)).toHaveLength(left)
-    if (kind === 'file') {
-      if (left === 0) expect(entryFiles(path)).toBeNull()
-      else expect(entryFiles(path)).toHaveLength(1)
-    }
+  })
+
+  test.each([
+    ["the storage's default TTL", { storage: { ttlSeconds: 60 } }],
+    ["the plugin's ttlSeconds", { plugin: { ttlSeconds: 60 } }],
+  ] as const)('cleanupExpired takes the manifest entries of what %s expired, and the empty session folder', async (_, where: any) => {
+    const clock = { now: T0 }
+    const { storage, path } = make({ clock: () => clock.now, ...(where.storage ?? {}) })
+    const d = driven(storage, where.plugin ?? {})
+    await offloadedId(d, 'one')
+    await offloadedId(d, 'two')
+    expect(await manifestKeys(storage)).toHaveLength(2)
+    clock.now += 61_000
+    expect(await storage.cleanupExpired()).toBe(2)
+    expect(await storage.list(`${MANIFEST_NAMESPACE}/`)).toEqual([])
+    if (kind === 'file') expect(entryFiles(path)).toBeNull()
   })
 
   test('an artifact evicted under maxBytes leaves list and the manifest', async () => {
@@ -90,6 +100,16 @@ describe.each(['file', 'memory'] as const)('%s storage', (kind) => {
     expect(await storage.retrieve((await d.plugin._manifestOf().resolve(SESSION, second)).reference)).toBeTruthy()
     expect(idsIn(await listOf(d))).toEqual([second])
     expect(idsIn(await listOf(d))).not.toContain(first)
+    expect(await manifestKeys(storage)).toHaveLength(1)
+    if (kind === 'file') expect(entryFiles(path)).toHaveLength(1)
+  })
+
+  test('the entry of an artifact evicted under maxBytes goes within a second, unlisted', async () => {
+    const { storage, path } = make({ maxBytes: 30_000 })
+    const d = driven(storage)
+    await offloadedId(d, 'first')
+    await offloadedId(d, 'second')
+    await new Promise((r) => setTimeout(r, BUDGET_SWEEP_DELAY_MS + 500))
     expect(await manifestKeys(storage)).toHaveLength(1)
     if (kind === 'file') expect(entryFiles(path)).toHaveLength(1)
   })
@@ -136,7 +156,7 @@ describe('cycle eviction', () => {
     // The forget runs in the background of the hook: give it a turn.
     await new Promise((r) => setTimeout(r, 20))
     expect(idsIn(await listOf(d))).toEqual([fresh])
-    const entries = (await unified.list(`${MANIFEST_NAMESPACE}/`)).filter((k: string) => k.endsWith('.json'))
+    const entries = (await unified.list('')).filter((k: string) => k.includes(`${MANIFEST_NAMESPACE}/`) && k.endsWith('.json'))
     expect(entries).toHaveLength(1)
   })
 })

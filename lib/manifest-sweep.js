@@ -93,3 +93,23 @@ export async function sweepManifestQuietly(nativeStore, prefix) {
     return 0
   }
 }
+
+/** Native stores with a sweep of their manifest scheduled (see {@link sweepManifestSoon}). */
+const scheduled = new WeakSet()
+/** How long after a store under a byte budget its manifest is swept, in ms. */
+export const BUDGET_SWEEP_DELAY_MS = 1000
+
+/**
+ * Sweeps the manifest of `nativeStore` a moment from now (once, however many calls come
+ * meanwhile): after stores under a byte budget, whose evictions happen inside the store.
+ * The timer does not keep the process alive.
+ */
+export function sweepManifestSoon(nativeStore) {
+  if (typeof nativeStore?.holdsEach !== 'function' || scheduled.has(nativeStore)) return
+  scheduled.add(nativeStore)
+  const timer = setTimeout(() => {
+    scheduled.delete(nativeStore)
+    sweepManifestQuietly(nativeStore)
+  }, BUDGET_SWEEP_DELAY_MS)
+  timer.unref?.()
+}

@@ -289,7 +289,14 @@ export class ContextOffloader {
     }
     // Our storages tell which references they still hold: `list` shows only those.
     const nativeStore = storage?.[NATIVE]
-    const holds = typeof nativeStore?.holdsEach === 'function' ? (refs) => holdStates(nativeStore, refs) : undefined
+    const holds =
+      typeof nativeStore?.holdsEach === 'function'
+        ? (refs) => {
+            // Judged by the storage's clock (an injected `clock` included).
+            syncClock(storage, nativeStore)
+            return holdStates(nativeStore, refs)
+          }
+        : undefined
     this._manifest = new OffloadManifest(persisted, holds)
     return this._manifest
   }
