@@ -124,8 +124,8 @@ export class NativeBackedStorage {
   async cleanupExpired() {
     syncClock(this, this[NATIVE])
     const removed = await this[NATIVE].cleanupExpired()
-    // The offload manifest's entries of what expired go too, whenever it expired.
-    await sweepManifestQuietly(this[NATIVE])
+    // The offload manifest's entries of what expired go too (and of anything else gone).
+    if (removed > 0) await sweepManifestQuietly(this[NATIVE])
     return removed
   }
 
