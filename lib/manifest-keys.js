@@ -74,3 +74,23 @@ export function legacyManifestPrefix(sessionId) {
 export function entryKey(id) {
   return /^ref_[A-Za-z0-9_-]{16}$/.test(id) ? `${id}.json` : `p_${createHash('sha256').update(id, 'utf8').digest('base64url')}.json`
 }
+
+/** The shape of an opaque id (`ref_` and 16 URL-safe characters). */
+export const OPAQUE_ID = /^ref_[A-Za-z0-9_-]{16}$/
+
+/**
+ * The key, relative to a session's prefix, of one entry kept as the session's sample:
+ * the shape of a decoy lookup, read with one small read after a restart (never the
+ * whole manifest). Entries' keys end in `.json`, so listings of entries skip it.
+ */
+export const SAMPLE_KEY = 'sample'
+
+/** The manifest entry a stored value holds (its JSON in UTF-8), if it is one. */
+export function parseEntry(data) {
+  try {
+    const entry = data ? JSON.parse(Buffer.from(data).toString('utf8')) : undefined
+    return entry && typeof entry.id === 'string' && typeof entry.reference === 'string' ? entry : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -3,7 +3,7 @@
 // by a sweep or by `gc`) are removed, and a session left with no entry loses its sample
 // and its directory. Runs on our native storages, whose key-value side holds the
 // manifest under `offload-manifest/<session>/` next to the artifacts.
-import { MANIFEST_NAMESPACE } from './manifest-keys.js'
+import { MANIFEST_NAMESPACE, SAMPLE_KEY, parseEntry } from './manifest-keys.js'
 import { mustYield, yieldToEventLoop } from './native.js'
 import { logger } from './sdk.js'
 
@@ -11,18 +11,6 @@ import { logger } from './sdk.js'
 const READ_CONCURRENCY = 16
 /** References checked per native call (a file store stats each one). */
 const CHECK_BATCH = 256
-/** The key of a session's sample entry (see manifest.js). */
-const SAMPLE_KEY = 'sample'
-
-/** The storage reference of a manifest entry's JSON, if it is one. */
-function referenceOf(data) {
-  try {
-    const entry = JSON.parse(Buffer.from(data).toString('utf8'))
-    return typeof entry?.reference === 'string' && typeof entry.id === 'string' ? entry.reference : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * For each of `references`: `true` when `nativeStore` holds it now, `false` when it is
@@ -63,7 +51,7 @@ export async function sweepManifest(nativeStore, prefix = `${MANIFEST_NAMESPACE}
     const references = []
     for (let i = 0; i < entryKeys.length; i += READ_CONCURRENCY) {
       const read = await Promise.all(entryKeys.slice(i, i + READ_CONCURRENCY).map((key) => nativeStore.kvRead(key)))
-      references.push(...read.map((data) => (data == null ? undefined : referenceOf(data))))
+      references.push(...read.map((data) => parseEntry(data)?.reference))
     }
     const checked = references.map((r, i) => [r, entryKeys[i]]).filter(([r]) => r !== undefined)
     const states = await holdStates(nativeStore, checked.map(([r]) => r))

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto'
 import { JsonBlock } from '@strands-agents/sdk'
 import { logger } from './sdk.js'
-import { MANIFEST_NAMESPACE, entryKey, legacySegment, manifestPrefix, sessionSegment } from './manifest-keys.js'
+import { MANIFEST_NAMESPACE, OPAQUE_ID, SAMPLE_KEY, entryKey, legacySegment, manifestPrefix, parseEntry, sessionSegment } from './manifest-keys.js'
 
 export { MANIFEST_NAMESPACE, manifestPrefix }
 /** Characters of the first line shown in a manifest line. */
@@ -85,28 +85,10 @@ export function manifestEntries(content, texts, references, bytes, measure, { ke
   return { entries, shown }
 }
 
-/** The shape of an opaque id (see {@link opaqueId}). */
-const OPAQUE_ID = /^ref_[A-Za-z0-9_-]{16}$/
-/**
- * The key, relative to a session's prefix, of one entry kept as the session's sample:
- * the shape of a decoy lookup, read with one small read after a restart (never the
- * whole manifest). Entries' keys end in `.json`, so `list` skips it.
- */
-const SAMPLE_KEY = 'sample'
 /** Manifest entries read from the storage at once. */
 const READ_CONCURRENCY = 16
 /** Session ids that begin with this are kept in memory only (agents without a SessionManager). */
 export const EPHEMERAL_SESSION_PREFIX = '\u0000'
-
-/** The entries of one JSON text, if it is a manifest entry. */
-function parseEntry(data) {
-  try {
-    const entry = data ? JSON.parse(Buffer.from(data).toString('utf8')) : undefined
-    return entry && typeof entry.id === 'string' && typeof entry.reference === 'string' ? entry : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /** An entry as stored: its JSON in UTF-8. */
 function encodeEntry(entry) {

@@ -3,27 +3,15 @@
 // (`show`, `grep`), and the id of each listed artifact (`ls`). Read from the offload
 // manifest the plugin keeps in the store's key-value side (`offload-manifest/<session>/`).
 import { join } from 'node:path'
-import { entryKey, legacyManifestPrefix, manifestPrefix } from '../manifest-keys.js'
+import { OPAQUE_ID, entryKey, legacyManifestPrefix, manifestPrefix, parseEntry } from '../manifest-keys.js'
 import { UsageError } from './errors.js'
 
-/** The shape of an opaque id. */
-export const OPAQUE_ID = /^ref_[A-Za-z0-9_-]{16}$/
 /** Manifest entries read at once. */
 const READ_CONCURRENCY = 16
 
 /** The artifact name at the end of a storage reference (a path or an `s3://` URI). */
 function artifactName(reference) {
   return String(reference).split(/[\\/]/).pop()
-}
-
-/** The entry a manifest value holds, if it is one. */
-function parseEntry(data) {
-  try {
-    const entry = data ? JSON.parse(Buffer.from(data).toString('utf8')) : undefined
-    return entry && typeof entry.id === 'string' && typeof entry.reference === 'string' ? entry : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** The key prefixes of a session's manifest entries (the current one, and an earlier release's). */
