@@ -7,9 +7,9 @@ use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_preview::{Meter, Utf16Meter};
-use offload_query::{run_query, QueryLimits};
+use offload_query::QueryLimits;
 use offload_search::answers::{answer_content, answer_file, answer_memory, full_answer, held_file, held_memory, search_answer, Ask};
-use offload_search::{AnswerCache, Built, DecodedText, PageAnswer, Paging, Source};
+use offload_search::{AnswerCache, Built, DecodedText, DocumentCache, PageAnswer, Paging, Source};
 use offload_tokens::tokenizer;
 
 use crate::error::to_js_error;
@@ -119,6 +119,8 @@ fn grouped(n: usize) -> String {
 }
 
 /// The answer of a jq query: its results as compact JSON lines, or why there are none.
+/// The document is read once per version of a stored artifact and kept for the next
+/// queries (see `offload_search::document_cache`).
 fn query_answer(source: &Source<'_>, expression: &str) -> Built {
   if !is_json_like(source.content_type) {
     return Built::Final(format!(
@@ -126,7 +128,7 @@ fn query_answer(source: &Source<'_>, expression: &str) -> Built {
       source.content_type
     ));
   }
-  let output = match run_query(source.content, expression, &QueryLimits::default()) {
+  let output = match DocumentCache::global().query(source.artifact, source.content, expression, &QueryLimits::default()) {
     Ok(output) => output,
     Err(err) => return Built::Final(format!("Error: {err}")),
   };

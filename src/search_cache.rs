@@ -1,12 +1,13 @@
 //! The budgets of the process-wide caches of prepared search texts (see
-//! `offload_search::prepared_cache`) and of answers being paged (see
-//! `offload_search::answers`), and what they hold: internal calls for the
-//! benchmark and the tests, not part of the package's API.
+//! `offload_search::prepared_cache`), of answers being paged (see
+//! `offload_search::answers`) and of JSON documents read for jq queries (see
+//! `offload_search::document_cache`), and what they hold: internal calls for
+//! the benchmark and the tests, not part of the package's API.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_search::artifact_cache::ArtifactCache;
-use offload_search::{AnswerCache, PreparedCache};
+use offload_search::{AnswerCache, DocumentCache, PreparedCache};
 
 /// What a cache holds.
 #[napi(object)]
@@ -65,4 +66,18 @@ pub fn set_answer_cache_bytes(bytes: f64) -> Result<()> {
 #[napi(catch_unwind)]
 pub fn answer_cache_stats() -> SearchCacheStats {
   stats_of(AnswerCache::global())
+}
+
+/// Sets the byte budget of the process's cache of JSON documents read for jq
+/// queries, evicting what no longer fits; 0 empties and disables it.
+#[napi(catch_unwind)]
+pub fn set_query_cache_bytes(bytes: f64) -> Result<()> {
+  DocumentCache::global().set_budget(budget_bytes(bytes, "setQueryCacheBytes")?);
+  Ok(())
+}
+
+/// What the query document cache of the process holds now.
+#[napi(catch_unwind)]
+pub fn query_cache_stats() -> SearchCacheStats {
+  stats_of(DocumentCache::global())
 }

@@ -27,6 +27,20 @@
 //! line and column of the first error ([`QueryError::NotJson`]). Invalid UTF-8
 //! inside strings is kept and printed as U+FFFD. An empty document is an error.
 //!
+//! # Kept documents
+//!
+//! [`run_query_keeping`] reads a document from a shared buffer (its strings
+//! share that buffer, nothing is copied) and hands the values back as a
+//! [`ParsedDocument`]; [`run_query_parsed`] runs later queries on it without
+//! reading it again. A kept document is shared between threads and never
+//! changed (a query that updates part of it copies that part, charged). It
+//! keeps the bytes reading it was charged reserved in the shared memory budget
+//! until it is dropped (on a thread of its own), and a query on it counts them
+//! against its own memory budget again; every other limit holds as for a
+//! document read each time. [`on_memory_pressure`] lets whoever keeps
+//! documents give them up when a query cannot get its share of the shared
+//! budget.
+//!
 //! # Output
 //!
 //! One line per result: object keys in insertion order, no spaces, strings
@@ -218,6 +232,7 @@ mod error;
 mod limits;
 mod meter;
 mod natives;
+mod parsed;
 mod program;
 mod regex;
 mod run;
@@ -226,7 +241,11 @@ mod value;
 
 pub use error::QueryError;
 pub use limits::{QueryLimits, MAX_DEPTH, MAX_EXPRESSION_BYTES};
-pub use shared_budget::SHARED_MEMORY_BYTES;
+pub use parsed::ParsedDocument;
+pub use shared_budget::{on_memory_pressure, MemoryRelief, SHARED_MEMORY_BYTES};
+
+use bytes::Bytes;
+use std::sync::Arc;
 
 /// The results of a query.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -252,5 +271,56 @@ pub fn run_query(
     expression: &str,
     limits: &QueryLimits,
 ) -> Result<QueryOutput, QueryError> {
-    run::run(document, expression, limits)
+    run::run(run::Input::Borrowed(document), expression, limits, None).0
+}
+
+/// A query's result, and the document it read when it was kept.
+#[derive(Debug)]
+pub struct QueryRun {
+    /// The results, or why there are none.
+    pub result: Result<QueryOutput, QueryError>,
+    /// The document as read, when it was read and charged no more than asked
+    /// (see [`run_query_keeping`]); whether the query then succeeded or not.
+    pub document: Option<Arc<ParsedDocument>>,
+}
+
+/// [`run_query`] on a document's text held in `document` (not copied: the
+/// strings read share its buffer), handing back the document it read when
+/// reading it was charged at most `keep_up_to` bytes, so that later queries
+/// can run on it with [`run_query_parsed`] without reading it again.
+///
+/// The document handed back holds its charged bytes in the budget all
+/// queries share ([`SHARED_MEMORY_BYTES`]) until it is dropped.
+pub fn run_query_keeping(
+    document: Bytes,
+    expression: &str,
+    limits: &QueryLimits,
+    keep_up_to: usize,
+) -> QueryRun {
+    let (result, document) = run::run(
+        run::Input::Text(document),
+        expression,
+        limits,
+        Some(keep_up_to),
+    );
+    QueryRun { result, document }
+}
+
+/// [`run_query`] on a document read before (see [`run_query_keeping`]).
+///
+/// Every limit holds as for [`run_query`]; the document's charged bytes
+/// count against [`QueryLimits::max_memory_bytes`] again (they are not
+/// reserved from the shared budget again: the document holds them).
+pub fn run_query_parsed(
+    document: &Arc<ParsedDocument>,
+    expression: &str,
+    limits: &QueryLimits,
+) -> Result<QueryOutput, QueryError> {
+    run::run(
+        run::Input::Parsed(Arc::clone(document)),
+        expression,
+        limits,
+        None,
+    )
+    .0
 }

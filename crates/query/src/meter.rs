@@ -127,6 +127,13 @@ pub(crate) fn install(
     RESERVATION.with(|r| *r.borrow_mut() = reservation);
 }
 
+/// Moves `bytes` of what the query has charged out of its share of the shared
+/// budget, into a reservation of their own (held by a document that outlives
+/// the query). The query's own memory budget still counts them.
+pub(crate) fn split_reservation(bytes: usize) -> Reservation {
+    RESERVATION.with(|r| r.borrow_mut().split_off(bytes))
+}
+
 /// Marks the query's share of the shared budget as being freed (it has answered).
 pub(crate) fn start_release() {
     RESERVATION.with(|r| r.borrow_mut().start_release());

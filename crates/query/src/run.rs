@@ -4,6 +4,7 @@ use crate::error::QueryError;
 use crate::limits::{QueryLimits, MAX_DEPTH, STACK_RESERVE, STACK_SIZE};
 use crate::meter::{self, Limit, Trip};
 use crate::natives::{Data, Ev};
+use crate::parsed::ParsedDocument;
 use crate::shared_budget::{Reservation, SHARED_MEMORY_BYTES};
 use crate::value::{write, Value};
 use crate::{cost, document, program, QueryOutput};
@@ -13,7 +14,7 @@ use jaq_std::input::RcIter;
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Longest jq error message passed on, in bytes.
@@ -22,31 +23,65 @@ const MAX_ERROR_BYTES: usize = 1000;
 /// Longest time budget honoured (a year: longer ones are taken as this).
 const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// What a query runs on: a document's text, or a document read before.
+pub(crate) enum Input<'a> {
+    /// The text, copied once its memory is reserved.
+    Borrowed(&'a [u8]),
+    /// The text, read on the evaluator thread (its strings share this buffer).
+    Text(Bytes),
+    /// A document read before.
+    Parsed(Arc<ParsedDocument>),
+}
+
+/// The result of a query, and the document it read when it was asked to keep it.
+pub(crate) type Ran = (Result<QueryOutput, QueryError>, Option<Arc<ParsedDocument>>);
+
 /// Runs the query on a new thread with a large stack and waits for its result.
 ///
-/// The document's copy is charged to the query's memory budget and reserved
-/// from the shared budget before it is made; the reservation travels with the
-/// thread and is given back when the thread has freed everything.
+/// A text's buffer is charged to the query's memory budget and reserved from
+/// the shared budget first; the reservation travels with the thread and is
+/// given back when the thread has freed everything. When the text, once read,
+/// was charged at most `keep` bytes, the document is handed back with its own
+/// share of the shared budget (see [`ParsedDocument`]). A document read before
+/// is charged to the query's memory budget again (its share of the shared
+/// budget is its own already).
 pub(crate) fn run(
-    document: &[u8],
+    input: Input<'_>,
     expression: &str,
     limits: &QueryLimits,
-) -> Result<QueryOutput, QueryError> {
+    keep: Option<usize>,
+) -> Ran {
     let start = Instant::now();
     let deadline = start + limits.time_budget.min(FAR);
-    let copy = cost::block(document.len());
-    let Some(memory) = limits.max_memory_bytes.checked_sub(copy) else {
-        return Err(too_expensive(Limit::Memory, limits));
+    let (held, reserve) = match &input {
+        Input::Borrowed(text) => {
+            let copy = cost::block(text.len());
+            (copy, copy)
+        }
+        Input::Text(text) => {
+            let copy = cost::block(text.len());
+            (copy, copy)
+        }
+        Input::Parsed(document) => (document.charged_bytes(), 0),
+    };
+    let Some(memory) = limits.max_memory_bytes.checked_sub(held) else {
+        return (Err(too_expensive(Limit::Memory, limits)), None);
     };
     let mut reservation = Reservation::default();
-    if !reservation.grow(copy, deadline) {
-        return Err(too_expensive(Limit::SharedMemory, limits));
+    if !reservation.grow(reserve, deadline) {
+        return (Err(too_expensive(Limit::SharedMemory, limits)), None);
     }
-    let document = Bytes::copy_from_slice(document);
+    let input = match input {
+        Input::Borrowed(text) => Owned::Text(Bytes::copy_from_slice(text)),
+        Input::Text(text) => Owned::Text(text),
+        Input::Parsed(document) => Owned::Parsed(document),
+    };
     let expression = expression.to_owned();
     let limits = limits.clone();
     let (sender, receiver) = mpsc::sync_channel(1);
-    std::thread::Builder::new()
+    let kept = Arc::new(Mutex::new(None));
+    let kept_by_thread = Arc::clone(&kept);
+    let spawned = std::thread::Builder::new()
         .name("offload-query".into())
         .stack_size(STACK_SIZE)
         .spawn(move || {
@@ -73,38 +108,83 @@ pub(crate) fn run(
             let hook_send = send.clone();
             let hook_limits = limits.clone();
             meter::on_trip(move |limit| hook_send(Err(too_expensive(limit, &hook_limits))));
-            thread_body(&document, &expression, &limits, send);
-            drop(document);
+            let keep = Keep {
+                at_most: keep,
+                held,
+                into: &kept_by_thread,
+            };
+            thread_body(input, &expression, &limits, keep, send);
             // everything the query built is dropped: its memory is free again
             meter::release();
-        })
-        .map_err(|e| QueryError::Internal(format!("cannot start the evaluator thread: {e}")))?;
-    receiver
+        });
+    if let Err(e) = spawned {
+        let error = QueryError::Internal(format!("cannot start the evaluator thread: {e}"));
+        return (Err(error), None);
+    }
+    let result = receiver
         .recv()
-        .unwrap_or_else(|_| Err(QueryError::Internal("the evaluator thread failed".into())))
+        .unwrap_or_else(|_| Err(QueryError::Internal("the evaluator thread failed".into())));
+    // the document is put there (if at all) before any result after reading it is sent
+    let document = kept.lock().unwrap_or_else(PoisonError::into_inner).take();
+    (result, document)
+}
+
+/// What the evaluator thread runs on.
+enum Owned {
+    Text(Bytes),
+    Parsed(Arc<ParsedDocument>),
+}
+
+/// Whether and where the evaluator thread hands back the document it read.
+struct Keep<'a> {
+    /// Most bytes a document handed back may have been charged (`None`: none is).
+    at_most: Option<usize>,
+    /// Bytes charged for the text's buffer before the thread started.
+    held: usize,
+    into: &'a Mutex<Option<Arc<ParsedDocument>>>,
 }
 
 /// Body of the evaluator thread.
 ///
-/// Everything runs under `catch_unwind`. The parsed document and the
-/// evaluation's iterator (which owns most of what the query built) are dropped
-/// only after `send` delivered the result, so that the caller does not wait
-/// for that.
+/// Everything runs under `catch_unwind`. The document and the evaluation's
+/// iterator (which owns most of what the query built) are dropped only after
+/// `send` delivered the result, so that the caller does not wait for that.
 fn thread_body(
-    document: &Bytes,
+    input: Owned,
     expression: &str,
     limits: &QueryLimits,
+    keep: Keep<'_>,
     send: impl FnOnce(Result<QueryOutput, QueryError>),
 ) {
     let program = match caught(limits, || program::compile(expression)) {
         Ok(program) => program,
         Err(e) => return send(Err(e)),
     };
-    let parsed = match caught(limits, || document::parse(document)) {
-        Ok(parsed) => parsed,
-        Err(e) => return send(Err(e)),
+    let document = match input {
+        Owned::Parsed(document) => document,
+        Owned::Text(text) => {
+            let before = meter::memory_left();
+            let values = match caught(limits, || document::parse(&text)) {
+                Ok(values) => values,
+                Err(e) => return send(Err(e)),
+            };
+            drop(text);
+            let charged = keep.held + (before - meter::memory_left());
+            let kept = keep.at_most.is_some_and(|at_most| charged <= at_most);
+            let reservation = if kept {
+                meter::split_reservation(charged)
+            } else {
+                Reservation::default()
+            };
+            let document = Arc::new(ParsedDocument::new(values, charged, reservation));
+            if kept {
+                *keep.into.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some(Arc::clone(&document));
+            }
+            document
+        }
     };
-    let inputs = RcIter::new(parsed.iter().cloned().map(Ok::<Value, String>));
+    let inputs = RcIter::new(document.values().iter().cloned().map(Ok::<Value, String>));
     let inputs: &RcIter<dyn Iterator<Item = Result<Value, String>>> = &inputs;
     let data = Data {
         lut: &program.lut,

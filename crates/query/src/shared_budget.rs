@@ -12,8 +12,14 @@
 //! are freeing memory (they have answered and will release soon), but not past
 //! its deadline; if no query is freeing memory, or the deadline comes first,
 //! the reservation fails and the query stops as too expensive.
+//!
+//! Documents kept to be queried again ([`crate::ParsedDocument`]) hold a share
+//! of this budget too, for as long as they live. Whoever keeps them can
+//! register a relief ([`on_memory_pressure`]): when a reservation cannot be
+//! granted, the relief is asked once to drop kept documents before the query
+//! waits or fails.
 
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Instant;
 
 /// Bytes of memory all queries running at the same time may hold together: 2 GiB.
@@ -41,6 +47,32 @@ static POOL: Pool = Pool {
     changed: Condvar::new(),
 };
 
+/// Drops kept documents to free at least the given bytes of the shared budget;
+/// returns whether it dropped anything.
+pub type MemoryRelief = Arc<dyn Fn(usize) -> bool + Send + Sync>;
+
+/// The relief asked before a reservation fails (see [`on_memory_pressure`]).
+static RELIEF: RwLock<Option<MemoryRelief>> = RwLock::new(None);
+
+/// Sets the function asked to drop kept documents when the shared budget
+/// cannot grant a query's reservation: it is called (on the query's thread,
+/// outside every lock of the budget) with the bytes missing, should drop
+/// documents it keeps that are worth at least that much if it can, and
+/// returns whether it dropped any. The query then tries again once. `None`
+/// removes the relief.
+pub fn on_memory_pressure(relief: Option<MemoryRelief>) {
+    *RELIEF.write().unwrap_or_else(PoisonError::into_inner) = relief;
+}
+
+/// Asks the relief (if any) to free `bytes`; whether it dropped something.
+fn relieve(bytes: usize) -> bool {
+    let relief = RELIEF
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    relief.is_some_and(|relief| relief(bytes))
+}
+
 fn lock() -> MutexGuard<'static, State> {
     // the state stays consistent even if a holder panicked: it only adds and subtracts
     POOL.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -64,11 +96,23 @@ impl Reservation {
             return false;
         }
         let mut state = lock();
+        let mut relieved = false;
         loop {
             if state.free >= bytes {
                 state.free -= bytes;
                 self.bytes += bytes;
                 return true;
+            }
+            if !relieved {
+                // kept documents go before a query waits or fails
+                relieved = true;
+                let missing = bytes - state.free;
+                drop(state);
+                let dropped = relieve(missing);
+                state = lock();
+                if dropped {
+                    continue;
+                }
             }
             let now = Instant::now();
             if state.releasing == 0 || now >= deadline {
@@ -82,9 +126,22 @@ impl Reservation {
     }
 
     /// Bytes reserved.
-    #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Moves `bytes` of this reservation (at most all of it) into a new one.
+    pub(crate) fn split_off(&mut self, bytes: usize) -> Reservation {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        if self.releasing {
+            // the moved bytes are not being freed (yet)
+            lock().releasing -= bytes;
+        }
+        Reservation {
+            bytes,
+            releasing: false,
+        }
     }
 
     /// Marks the reservation as being freed: the query has answered and is

@@ -28,6 +28,7 @@ use offload_storage::{FileStore, Lifecycle, MemoryStore, RemovalHook, StorageErr
 
 use crate::artifact_cache::{ArtifactCache, Version};
 use crate::decode::DecodedText;
+use crate::document_cache::DocumentCache;
 use crate::prepared::PreparedText;
 use crate::prepared_cache::PreparedCache;
 use crate::search::RetrievalQuery;
@@ -232,14 +233,17 @@ impl Deref for AnswerCache {
 
 /// A hook for a store's removals (see [`offload_storage::removal`]) that
 /// drops what the process-wide caches ([`PreparedCache::global`],
-/// [`AnswerCache::global`]) keep of what the store removes.
+/// [`AnswerCache::global`], [`DocumentCache::global`]) keep of what the store
+/// removes.
 #[must_use]
 pub fn removal_hook() -> RemovalHook {
     let texts = PreparedCache::global().removal_hook();
     let answers = AnswerCache::global().removal_hook();
+    let documents = DocumentCache::global().removal_hook();
     Arc::new(move |store, removal| {
         texts(store, removal);
         answers(store, removal);
+        documents(store, removal);
     })
 }
 
@@ -271,6 +275,7 @@ pub fn answer_memory(
     if !store.holds(reference, &blob.content) {
         cache.forget(store.id(), reference);
         PreparedCache::global().forget(store.id(), reference);
+        DocumentCache::global().forget(store.id(), reference);
     }
     Ok((blob.content_type, page))
 }

@@ -134,16 +134,22 @@ impl<V> State<V> {
         }
     }
 
-    /// Evicts least recently used entries until `incoming` more bytes fit.
-    fn make_room(&mut self, incoming: usize) {
+    /// Evicts least recently used entries until `incoming` more bytes fit;
+    /// returns them, for the caller to drop once the lock is released (a
+    /// value may take a while to drop).
+    #[must_use]
+    fn make_room(&mut self, incoming: usize) -> Vec<Entry<V>> {
+        let mut evicted = Vec::new();
         while self.used + incoming > self.budget {
             let Some((_, (store, name, variant))) = self.order.pop_first() else {
                 break;
             };
             if let Some(entry) = self.take(store, &name, &variant) {
                 self.used -= entry.cost;
+                evicted.push(entry);
             }
         }
+        evicted
     }
 }
 
@@ -171,7 +177,9 @@ impl<V> ArtifactCache<V> {
     pub fn set_budget(&self, budget_bytes: usize) {
         let mut state = self.lock();
         state.budget = budget_bytes;
-        state.make_room(0);
+        let evicted = state.make_room(0);
+        drop(state);
+        drop(evicted);
     }
 
     /// The budget in bytes.
@@ -227,11 +235,13 @@ impl<V> ArtifactCache<V> {
     pub fn insert(&self, store: u64, name: &str, variant: &str, version: Version, value: Arc<V>, owned_bytes: usize) {
         let cost = owned_bytes.saturating_add(ENTRY_OVERHEAD + 2 * (name.len() + variant.len()) + size_of::<Entry<V>>());
         let mut state = self.lock();
-        state.remove(store, name, variant);
+        let replaced = state.remove(store, name, variant);
         if cost > state.budget {
+            drop(state);
+            drop(replaced);
             return;
         }
-        state.make_room(cost);
+        let evicted = state.make_room(cost);
         let tick = state.take_tick();
         state.order.insert(tick, (store, name.into(), variant.into()));
         state
@@ -242,6 +252,30 @@ impl<V> ArtifactCache<V> {
             .or_default()
             .insert(variant.into(), Entry { version, value, cost, tick });
         state.used += cost;
+        drop(state);
+        drop((replaced, evicted));
+    }
+
+    /// Evicts least recently used entries until at least `bytes` of their
+    /// charges are given back (or the cache is empty); returns the bytes given
+    /// back. The evicted values are dropped after the lock is released.
+    pub fn evict(&self, bytes: usize) -> usize {
+        let mut evicted = Vec::new();
+        let mut freed = 0;
+        let mut state = self.lock();
+        while freed < bytes {
+            let Some((_, (store, name, variant))) = state.order.pop_first() else {
+                break;
+            };
+            if let Some(entry) = state.take(store, &name, &variant) {
+                state.used -= entry.cost;
+                freed += entry.cost;
+                evicted.push(entry);
+            }
+        }
+        drop(state);
+        drop(evicted);
+        freed
     }
 
     /// Drops every variant of artifact `name` of `store`.
@@ -326,6 +360,16 @@ mod tests {
         cache.forget_store(7);
         assert!(cache.is_empty());
         assert_eq!(cache.used_bytes(), 0);
+        for name in ["f", "g", "h"] {
+            cache.insert(7, name, "q", v.clone(), Arc::new(0), 1000);
+        }
+        assert!(cache.get(7, "f", "q", &v).is_some());
+        // "g" is the least recently used, then "h": evicting one entry's worth drops "g" only
+        assert_eq!(cache.evict(1), per_entry);
+        assert!(cache.get(7, "g", "q", &v).is_none());
+        assert_eq!(cache.evict(per_entry + 1), 2 * per_entry);
+        assert!(cache.is_empty());
+        assert_eq!(cache.evict(1), 0);
         cache.insert(7, "f", "q", v.clone(), Arc::new(0), 0);
         cache.set_budget(0);
         assert!(cache.is_empty());

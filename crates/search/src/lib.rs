@@ -53,6 +53,7 @@ pub mod answers;
 pub mod artifact_cache;
 pub mod deadline;
 pub mod decode;
+pub mod document_cache;
 pub mod error;
 pub mod format;
 pub mod js_regex;
@@ -72,6 +73,7 @@ pub use prepared::PreparedText;
 pub use answers::{removal_hook, AnswerCache, Built, PageAnswer, Paging, Source};
 pub use artifact_cache::Version;
 pub use decode::DecodedText;
+pub use document_cache::DocumentCache;
 pub use prepared_cache::PreparedCache;
 pub use search::{
     is_full_retrieval, run_retrieval_query, run_retrieval_query_indexed, search_content,
