@@ -84,7 +84,7 @@ describe.each(Object.entries(storages))('the blocks of one result stand or fall 
     Object.defineProperty(view, NATIVE, { value: racing })
     const content = [new TextBlock('x'.repeat(30_000)), new TextBlock('y'.repeat(30_000))]
     const texts = new Map([[0, 'x'.repeat(30_000)], [1, 'y'.repeat(30_000)]])
-    const stores = storeBlocks(view, content, 'k', { texts, nativeTexts: new Map(), utf8: new Map(), bytes: [30_000, 30_000] })
+    const stores = storeBlocks(view, content, 'k', { texts, nativeTexts: new Map(), utf8: new Map(), bytesOf: () => [30_000, 30_000] })
     await expect(stores).rejects.toThrow(/evicted/)
     await pending
     expect(stored).toBe(2)

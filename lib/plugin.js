@@ -423,17 +423,22 @@ export class ContextOffloader {
     const prepared = settled([this._preview(content, texts, storage), this._headerMeasure(content, decision)])
     const [{ preview, utf8, nativeTexts }, measure] = prepared instanceof Promise ? await prepared : prepared
 
-    // Stored bytes per block, before the native texts are handed to the storage: from the
-    // native UTF-8 or native text when there is one (no pass over a long string here).
-    const bytes = content.map((block, i) => {
+    // Bytes per block as the stores report them; before storing (a byte budget's check)
+    // from the native UTF-8 or native text when there is one, a pass over the string
+    // only for a short text.
+    const bytesOfBlock = (block, i) => {
       const text = texts.get(i)
       if (text === undefined) return getBytes(block)?.length ?? 0
       return utf8.get(i)?.byteLength ?? nativeTexts.get(i)?.utf8Length ?? Buffer.byteLength(text, 'utf8')
-    })
+    }
+    const bytesOf = () => content.map(bytesOfBlock)
     let references
+    let bytes
     try {
       if (storageError) throw storageError
-      references = await storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytes })
+      references = await storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytesOf })
+      // A block that was not stored (nothing to store, kept inline) reports no length.
+      bytes = references.map((r, i) => r.byteLength ?? (r.ref ? bytesOfBlock(content[i], i) : 0))
       if (this._keepsManifest()) {
         references = await this._recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags).catch((err) => {
           discardStored(storage, references)

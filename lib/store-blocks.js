@@ -47,8 +47,9 @@ function textDescription(block, byteLength) {
  * from `text` encoded here. A short text a native storage can take right away is
  * stored before this returns, and the result is returned as a plain value (no promise,
  * no wait): most offloads are small.
- * @returns {{ ref: string, contentType: string, description: string } | Promise<{ ref: string, contentType: string, description: string }>}
- *   `ref` is empty for blocks that hold nothing to store (S3 or URL sources).
+ * @returns {{ ref: string, contentType: string, description: string, byteLength?: number } | Promise<{ ref: string, contentType: string, description: string, byteLength?: number }>}
+ *   `ref` is empty for blocks that hold nothing to store (S3 or URL sources);
+ *   `byteLength` is what was stored, in bytes.
  */
 export function storeBlock(storage, block, key, parts) {
   const { text, nativeText, encoded } = parts
@@ -59,10 +60,11 @@ export function storeBlock(storage, block, key, parts) {
     // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD.
     // (`/[^\x00-\xff]/` is answered at once for V8's one-byte strings.)
     const method = /[^\x00-\xff]/.test(text) ? 'storeUtf16Now' : 'storeLatin1Now'
-    const ref = nativeStore?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW])
-    if (ref) {
-      const byteLength = block instanceof TextBlock ? 0 : Buffer.byteLength(text)
-      return { ref, contentType, description: textDescription(block, byteLength) }
+    const outcome = nativeStore?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW])
+    if (outcome) {
+      // The native store says how many UTF-8 bytes it stored (no pass over the string here).
+      const { reference: ref, byteLength } = outcome
+      return { ref, contentType, description: textDescription(block, byteLength), byteLength }
     }
   }
   return storeBlockLater(storage, block, key, parts)
@@ -91,7 +93,7 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
       byteLength = bytes.length
       ref = await storeContent(storage, key, bytes, contentType)
     }
-    return { ref, contentType, description: textDescription(block, byteLength) }
+    return { ref, contentType, description: textDescription(block, byteLength), byteLength }
   }
   if (!isMedia(block)) {
     // An empty text block has nothing to store (as in the SDK); a block of another kind
@@ -107,7 +109,7 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
   const contentType = mediaContentType(block)
   const label = block instanceof DocumentBlock ? block.name : contentType
   const ref = await storeContent(storage, key, bytes, contentType)
-  return { ref, contentType, description: `${label}, ${localeCount(bytes.length)} bytes` }
+  return { ref, contentType, description: `${label}, ${localeCount(bytes.length)} bytes`, byteLength: bytes.length }
 }
 
 /**
@@ -122,13 +124,14 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
  * @param {object} storage
  * @param {unknown[]} content - the result's blocks
  * @param {string} keyPrefix
- * @param {{ texts: Map<number, string>, nativeTexts: Map<number, object>, utf8: Map<number, object>, bytes: number[] }} parts
+ * @param {{ texts: Map<number, string>, nativeTexts: Map<number, object>, utf8: Map<number, object>, bytesOf: () => number[] }} parts
+ *   `bytesOf` gives each block's bytes before storing (asked only under a byte budget)
  */
-export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytes }) {
+export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytesOf }) {
   const budget = storage?.[BUDGET]
-  const stores = content.filter((block) => isTextual(block) || (isMedia(block) && !staysInline(block))).length
-  if (budget !== undefined && stores > 1) {
-    const total = bytes.reduce((a, b) => a + b, 0)
+  const stores = budget === undefined ? 0 : content.filter((block) => isTextual(block) || (isMedia(block) && !staysInline(block))).length
+  if (stores > 1) {
+    const total = bytesOf().reduce((a, b) => a + b, 0)
     if (total > budget) {
       throw new Error(`the result's ${stores} blocks (${total} bytes together) do not fit the storage's maxBytes (${budget} bytes)`)
     }

@@ -196,6 +196,16 @@ fn timed_inline<T>(backend: &Backend, write: impl FnOnce() -> T) -> T {
   written
 }
 
+/// `buffer` cut to its first `len` bytes, its spare capacity given back when that is more
+/// than an eighth (the stored content keeps its allocation for as long as it is held).
+fn fitted(mut buffer: Vec<u8>, len: usize) -> Vec<u8> {
+  buffer.truncate(len);
+  if buffer.capacity() - len > len / 8 {
+    buffer.shrink_to_fit();
+  }
+  buffer
+}
+
 fn style(concatenated: Option<bool>) -> ReferenceStyle {
   if concatenated.unwrap_or(false) {
     ReferenceStyle::Concatenated
@@ -319,10 +329,10 @@ impl NativeStore {
   /// memory up to 1 MiB, as a file of at most [`INLINE_WRITE_LIMIT`] bytes into an
   /// open directory without fsync. V8 copies the string's bytes out as they are and
   /// only characters from U+0080 to U+00FF need encoding here: one native call for the
-  /// whole store, the cheapest path for the small results most offloads are. Resolves
-  /// with the reference (the caller knows the text: its UTF-8 length is
-  /// `Buffer.byteLength`), or `null` (storing nothing) when the store cannot run
-  /// inline; then hand the text over with [`NativeText`] and call `storeText`.
+  /// whole store, the cheapest path for the small results most offloads are. Returns
+  /// the reference and the stored UTF-8 length (which JavaScript would need a pass over
+  /// the string to know), or `null` (storing nothing) when the store cannot run inline;
+  /// then hand the text over with [`NativeText`] and call `storeText`.
   #[napi(catch_unwind, ts_args_type = "key: string, text: string, contentType: string, concatenated?: boolean | undefined | null")]
   pub fn store_latin1_now(
     &self,
@@ -330,7 +340,7 @@ impl NativeStore {
     text: StringArg,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> Result<Option<String>> {
+  ) -> Result<Option<StoreOutcome>> {
     let mut latin1 = Vec::new();
     text.append_latin1(&mut latin1)?;
     let utf8 = if latin1.is_ascii() {
@@ -338,8 +348,7 @@ impl NativeStore {
     } else {
       let mut out = vec![0u8; latin1.len() * 2];
       let written = encoding_rs::mem::convert_latin1_to_utf8(&latin1, &mut out);
-      out.truncate(written);
-      out
+      fitted(out, written)
     };
     self.store_utf8_now(&key, utf8, &content_type, concatenated)
   }
@@ -354,17 +363,16 @@ impl NativeStore {
     text: Utf16Slice,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> Result<Option<String>> {
+  ) -> Result<Option<StoreOutcome>> {
     let units = text.into_units();
     // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
     let mut utf8 = vec![0u8; units.len() * 3];
     let written = encoding_rs::mem::convert_utf16_to_utf8(&units, &mut utf8);
-    utf8.truncate(written);
-    self.store_utf8_now(&key, utf8, &content_type, concatenated)
+    self.store_utf8_now(&key, fitted(utf8, written), &content_type, concatenated)
   }
 
   /// Stores UTF-8 text right away when that is cheap (see [`NativeStore::store_latin1_now`]).
-  fn store_utf8_now(&self, key: &str, utf8: Vec<u8>, content_type: &str, concatenated: Option<bool>) -> Result<Option<String>> {
+  fn store_utf8_now(&self, key: &str, utf8: Vec<u8>, content_type: &str, concatenated: Option<bool>) -> Result<Option<StoreOutcome>> {
     let inline = match &self.backend {
       Backend::Memory(_) => utf8.len() <= INLINE_COPY_LIMIT,
       Backend::File(f) => writes_inline(f) && utf8.len() <= INLINE_WRITE_LIMIT,
@@ -372,10 +380,12 @@ impl NativeStore {
     if !inline {
       return Ok(None);
     }
+    let byte_length = utf8.len() as f64;
     let sequence = self.backend.next_sequence();
     let tags = self.stamp.tags_at(self.stamp.now());
     let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags };
-    timed_inline(&self.backend, || self.backend.store(blob, style(concatenated))).map(Some)
+    let reference = timed_inline(&self.backend, || self.backend.store(blob, style(concatenated)))?;
+    Ok(Some(StoreOutcome { reference, byte_length }))
   }
 
   /// Stores small content right away on the JavaScript thread: any size in memory,
