@@ -198,6 +198,26 @@ impl NativeText {
     self.segments.iter().map(Segment::utf8_len).sum()
   }
 
+  /// The text as UTF-8 when it is all ASCII, taken out of this object: its one buffer
+  /// as it is, or the slices it came in joined (a copy); `None` otherwise (nothing is
+  /// taken).
+  pub fn take_ascii(&mut self) -> Option<Vec<u8>> {
+    let ascii = !self.non_ascii && self.segments.iter().all(|s| matches!(s, Segment::Latin1(_)));
+    if !ascii {
+      return None;
+    }
+    if self.segments.len() <= 1 {
+      return self.take_if_utf8();
+    }
+    let mut joined = Vec::with_capacity(self.units());
+    for segment in self.segments.drain(..) {
+      if let Segment::Latin1(bytes) = segment {
+        joined.extend_from_slice(&bytes);
+      }
+    }
+    Some(joined)
+  }
+
   /// The text as UTF-8 if that needs no encoding work (it is all ASCII, in one
   /// buffer), taking it out of this object; `None` otherwise (nothing is taken).
   pub fn take_if_utf8(&mut self) -> Option<Vec<u8>> {
