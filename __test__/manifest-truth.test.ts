@@ -2,15 +2,17 @@
 // whichever TTL expired it (the storage's default and clock, the plugin's, offload()'s)
 // and whatever removed it (a byte budget, cycle eviction, a sweep, `gc`), and every
 // removal path takes the entries with it, leaving no empty session folder behind.
-import { existsSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { TextBlock } from '@strands-agents/sdk'
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
 import { MANIFEST_NAMESPACE, sessionSegment } from '../lib/manifest-keys.js'
 import { BUDGET_SWEEP_DELAY_MS } from '../lib/manifest-sweep.js'
-import { cli } from './helpers/cli.js'
+import { CLI, cli } from './helpers/cli.js'
 import { Driven, tempDir, toolAnswer } from './helpers/harness.js'
 
 const cleanups: Array<() => void> = []
@@ -172,5 +174,32 @@ describe('operator gc', () => {
     const run = await cli(['gc', path, '--expired'])
     expect(run.code, run.stderr).toBe(0)
     expect(entryFiles(path)).toBeNull()
+  })
+
+  test('gc from another working directory keeps the entries of live artifacts written under a relative path', { timeout: 60_000 }, async () => {
+    // A directory deeper than the writer's working directory, named relative to it.
+    const path = join(dir(), 'store', 'artifacts')
+    mkdirSync(path, { recursive: true })
+    const clock = { now: Date.now() - 7_200_000 }
+    // The writer names its directory relative to its own working directory.
+    const storage: any = new FileStorage({ artifactDir: relative(process.cwd(), path), clock: () => clock.now })
+    const d = driven(storage)
+    const kept = await offloadedId(d, 'kept')
+    await d.plugin.offload(big('expiring'), { key: 'expiring', agent: d.agent, ttlSeconds: 60 })
+    expect(entryFiles(path)).toHaveLength(2)
+    const root = mkdtempSync(join(tmpdir(), 'co-truth-cwd-'))
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }))
+    // Deeper than the writer's directory, so that its relative path means another place from here.
+    const elsewhere = join(root, 'a', 'b', 'c', 'd')
+    mkdirSync(elsewhere, { recursive: true })
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, 'gc', path, '--expired'], { cwd: elsewhere, stdio: 'ignore' })
+      child.on('error', reject)
+      child.on('close', resolve)
+    })
+    expect(code).toBe(0)
+    expect(entryFiles(path)).toHaveLength(1)
+    clock.now = Date.now()
+    expect(idsIn(await listOf(d))).toEqual([kept])
   })
 })

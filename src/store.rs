@@ -522,11 +522,24 @@ impl NativeStore {
   /// For each of `references`: whether it names an artifact held now (`true`), one
   /// that is gone, expired or never was (`false`), or `null` when that cannot be told
   /// (an I/O error). Reads no content and counts as no use; a file store stats each
-  /// file. Used to keep the offload manifest true to the store.
+  /// file. Used to keep the offload manifest true to the store: the manifest kept in a
+  /// directory names that directory's artifacts, so a file store judges each reference
+  /// by its file name alone, however the writer spelled the directory (relative to
+  /// another working directory, say).
   #[napi(catch_unwind)]
   pub fn holds_each(&self, references: Vec<String>) -> Vec<Option<bool>> {
     let now = self.stamp.now();
-    references.iter().map(|reference| self.backend.lifecycle().holds(reference, now).ok()).collect()
+    let lifecycle = self.backend.lifecycle();
+    references
+      .iter()
+      .map(|reference| {
+        let name = match &self.backend {
+          Backend::File(_) => reference.rsplit(['/', '\\']).next().unwrap_or(reference),
+          Backend::Memory(_) => reference.as_str(),
+        };
+        lifecycle.holds(name, now).ok()
+      })
+      .collect()
   }
 
   /// Removes the artifacts `references` name (the blocks of an offload that failed as
