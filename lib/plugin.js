@@ -509,7 +509,7 @@ export class ContextOffloader {
       await this._manifestOf().forget(session, entries)
       throw err
     }
-    if (!isOffloaderStorage(this._storage)) {
+    if (this._evictAfterCycles !== null && !isOffloaderStorage(this._storage)) {
       for (const entry of entries) this._manifestEntryOf.set(entry.reference, { session, entry })
     }
     return shown
