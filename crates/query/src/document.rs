@@ -302,7 +302,7 @@ impl Reader<'_> {
     fn literal(&mut self, word: &[u8], v: Val) -> Result<Val, Failure> {
         if self.s[self.i..].starts_with(word) {
             self.i += word.len();
-            if let Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_') = self.peek() {
+            if !self.at_value_end() {
                 return self.fail("invalid literal");
             }
             Ok(v)
@@ -349,10 +349,20 @@ impl Reader<'_> {
                 return self.fail("invalid number");
             }
         }
-        if let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'a'..=b'z' | b'A'..=b'Z') = self.peek() {
+        if !self.at_value_end() {
             return self.fail("invalid number");
         }
         Ok(int)
+    }
+
+    /// Whether a number or literal may end here: at the end, before white space or a
+    /// delimiter (`2-3` and `true1` are one invalid token, as in jq and serde_json, not
+    /// two values).
+    fn at_value_end(&self) -> bool {
+        matches!(
+            self.peek(),
+            None | Some(b' ' | b'\t' | b'\n' | b'\r' | b'"' | b':' | b',' | b']' | b'}' | b'[' | b'{')
+        )
     }
 
     /// A number: machine or big integer, else its literal text (as jaq-json).

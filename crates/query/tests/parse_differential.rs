@@ -162,6 +162,21 @@ proptest! {
 }
 
 #[test]
+fn numbers_and_literals_run_into_what_follows_are_refused() {
+    for doc in ["2-6324493919100000", "1+2", "2-3", "1.5e3-2", "true-1", "null+", "false.", "0x10", "1true"] {
+        assert!(serde_values(doc).is_none(), "serde_json reads {doc}");
+        assert!(
+            matches!(our_values(doc), Err(QueryError::NotJson { .. })),
+            "{doc}: {:?}",
+            our_values(doc)
+        );
+    }
+    for doc in ["2 -3", "[1]-2", "1\n2", "true\tnull", "1[2]", "{\"a\":1}{\"b\":2}"] {
+        assert_eq!(our_values(doc).ok().map(|v| v.len()), serde_values(doc).map(|v| v.len()), "{doc}");
+    }
+}
+
+#[test]
 fn edge_cases_read_as_serde_json_reads_them() {
     for doc in [
         r#""\ud83d\ude00 \u00e9 \u0000 \u001f \/ \b\f\n\r\t""#,
