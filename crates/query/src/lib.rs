@@ -5,7 +5,12 @@
 //! result. The expression is parsed, compiled and evaluated by
 //! [jaq](https://github.com/01mf02/jaq) (jaq-core, jaq-std; MIT licensed);
 //! this crate supplies the value type, the document reader, the printer and the
-//! limits. Results come back as compact JSON lines, like `jq -c`.
+//! limits. Results come back as compact JSON lines, like `jq -c`. Expressions
+//! of the shape models write most (paths, `.[]`, `select` with comparisons,
+//! `and`/`or`/`not`, `[...]`, `length`, `,` and `|`) are evaluated directly,
+//! without jaq's general interpreter but through the same metered operations,
+//! with the same results and limits; one that meets an error runs again in
+//! jaq, which reports it.
 //!
 //! ```
 //! use offload_query::{run_query, QueryLimits};
@@ -227,6 +232,7 @@ compile_error!(
 );
 
 mod cost;
+mod direct;
 mod document;
 mod error;
 mod limits;

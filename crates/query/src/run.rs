@@ -1,5 +1,6 @@
 //! Running a query on a dedicated, metered evaluator thread.
 
+use crate::direct::{self, Bail, Direct};
 use crate::error::QueryError;
 use crate::limits::{QueryLimits, MAX_DEPTH, STACK_RESERVE, STACK_SIZE};
 use crate::meter::{self, Limit, Trip};
@@ -184,6 +185,14 @@ fn thread_body(
             document
         }
     };
+    if let Some(plan) = direct::plan(expression) {
+        match caught(limits, || evaluate_direct(&plan, &document, limits)) {
+            Ok(Some(output)) => return send(Ok(output)),
+            // gave up on an error: jaq runs the query and reports it
+            Ok(None) => {}
+            Err(e) => return send(Err(e)),
+        }
+    }
     let inputs = RcIter::new(document.values().iter().cloned().map(Ok::<Value, String>));
     let inputs: &RcIter<dyn Iterator<Item = Result<Value, String>>> = &inputs;
     let data = Data {
@@ -245,6 +254,36 @@ fn evaluate<'a>(
         }
     }
     Ok(out.finish(false))
+}
+
+/// Runs a direct plan (see [`direct`]) once per input value and prints the
+/// results as [`evaluate`] does; `None` when it gave up on an error.
+fn evaluate_direct(
+    plan: &Direct,
+    document: &ParsedDocument,
+    limits: &QueryLimits,
+) -> Result<Option<QueryOutput>, QueryError> {
+    let mut out = Output::new(limits);
+    let mut failed = None;
+    for input in document.values() {
+        let flow = direct::run(plan, input.clone(), &mut |v| {
+            out.push(&v).or_else(|e| {
+                failed = Some(e);
+                Ok(false)
+            })
+        });
+        match flow {
+            Ok(true) => {}
+            Ok(false) => {
+                return match failed {
+                    Some(e) => Err(e),
+                    None => Ok(Some(out.finish(true))),
+                }
+            }
+            Err(Bail) => return Ok(None),
+        }
+    }
+    Ok(Some(out.finish(false)))
 }
 
 /// Collected output lines.

@@ -18,10 +18,10 @@ fn string_literal(s: &str, style: u8) -> String {
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
-            '/' if style % 2 == 0 => out.push_str("\\/"),
+            '/' if style.is_multiple_of(2) => out.push_str("\\/"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             // astral characters as surrogate pairs, others as \u escapes or as they are
-            c if style % 3 == 0 && (c as u32) > 0xFFFF => {
+            c if style.is_multiple_of(3) && (c as u32) > 0xFFFF => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
                     out.push_str(&format!("\\u{u:04X}"));

@@ -58,7 +58,7 @@ fn fromjson<'a>(v: Value) -> jaq_core::ValXs<'a, Value> {
     }
 }
 
-fn length(v: &Value) -> Result<Value, Error> {
+pub(crate) fn length(v: &Value) -> Result<Value, Error> {
     Ok(match &v.val {
         Val::Null => Value::from(0usize),
         Val::Bool(_) => return Err(Error::str(format_args!("boolean ({v}) has no length"))),

@@ -28,7 +28,7 @@
 //! with an error.
 
 mod dates;
-mod json;
+pub(crate) mod json;
 mod regex;
 mod sorting;
 mod strings;

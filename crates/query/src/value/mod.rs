@@ -18,7 +18,7 @@
 pub(crate) mod build;
 pub(crate) mod cmp;
 mod ops;
-mod valt;
+pub(crate) mod valt;
 pub(crate) mod write;
 
 use crate::cost;

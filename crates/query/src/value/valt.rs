@@ -192,7 +192,7 @@ impl Value {
             // jq only indexes objects with strings (jaq would yield null)
             (Val::Obj(o), i @ (Val::TStr(_) | Val::BStr(_))) => {
                 build::hash_work(i);
-                o.get(i).map(|v| Value::child(v.clone(), d))
+                find_key(o, i).map(|v| Value::child(v.clone(), d))
             }
             (Val::BStr(_) | Val::TStr(_) | Val::Arr(_), Val::Obj(o)) => {
                 let key = |k: &str| o.get(&Val::utf8_str(k.as_bytes().to_vec()));
@@ -572,4 +572,51 @@ impl jaq_std::ValT for Value {
         meter::tick(len as u64 / 256);
         Value::scalar(Val::utf8_str(bytes::Bytes::from_owner(b)))
     }
+}
+
+/// `v[index]` by reference, for the cases that take nothing out of `v` but a
+/// part of it: `null` (`Some(None)`: jq yields `null`), an object by a string
+/// key, an array by an integer. `None` for every other case, which
+/// [`Value::index_opt`] handles. Metered as `index_opt` is.
+pub(crate) fn index_ref<'v>(v: &'v Val, index: &Value) -> Option<Option<&'v Val>> {
+    match (v, &index.val) {
+        (Val::Null, _) => {
+            meter::tick(1);
+            Some(None)
+        }
+        (Val::Obj(o), i @ (Val::TStr(_) | Val::BStr(_))) => {
+            meter::tick(1);
+            build::hash_work(i);
+            Some(find_key(o, i))
+        }
+        (Val::Arr(a), Val::Num(Num::Int(_) | Num::BigInt(_))) => {
+            meter::tick(1);
+            Some(
+                as_index(index)
+                    .and_then(|i| abs_index(i, a.len()))
+                    .map(|i| &a[i]),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// Objects up to this many entries are searched by comparing keys in order
+/// (faster than hashing the key for the handful of fields records have).
+const SCANNED_OBJECT_ENTRIES: usize = 16;
+
+/// The value under the string `key` in `object`: the same entry `Map::get`
+/// finds (keys are unique, and a text and a byte string of the same bytes are
+/// equal keys), without hashing the key when the object is small.
+fn find_key<'o>(object: &'o jaq_json::Map, key: &Val) -> Option<&'o Val> {
+    let (Val::TStr(wanted) | Val::BStr(wanted)) = key else {
+        return object.get(key);
+    };
+    if object.len() > SCANNED_OBJECT_ENTRIES {
+        return object.get(key);
+    }
+    object.iter().find_map(|(k, v)| match k {
+        Val::TStr(k) | Val::BStr(k) if k[..] == wanted[..] => Some(v),
+        _ => None,
+    })
 }

@@ -1,0 +1,209 @@
+//! Differential test of the direct evaluator: expressions of the shape it
+//! handles (paths, `.[]`, `select`, comparisons, `and`/`or`/`not`, `[...]`,
+//! `length`, `,` and `|`) on random documents give exactly what jaq gives.
+//! The jaq side runs the same expression behind a definition it does not
+//! use (`def _jaq: .; EXPR`), a shape the direct evaluator leaves to jaq.
+//! Results, errors, truncation and output limits must all agree.
+
+use offload_query::{run_query, QueryError, QueryLimits};
+use proptest::prelude::*;
+
+/// The same expression, run by jaq's interpreter.
+fn through_jaq(expression: &str) -> String {
+    format!("def _jaq: .; {expression}")
+}
+
+/// What a query answered, comparable across the two evaluators.
+fn answer(
+    document: &str,
+    expression: &str,
+    limits: &QueryLimits,
+) -> Result<(Vec<String>, bool), String> {
+    match run_query(document.as_bytes(), expression, limits) {
+        Ok(out) => Ok((out.lines, out.truncated)),
+        Err(QueryError::Internal(e)) => {
+            panic!("internal error for {expression} on {document}: {e}")
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Random documents: records with a few known fields of any type, so that
+/// paths hit, miss, and meet values they cannot index or iterate.
+fn document() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("null".to_string()),
+        Just("true".to_string()),
+        Just("false".to_string()),
+        (-5i64..5).prop_map(|n| n.to_string()),
+        Just("2.5".to_string()),
+        Just("1e3".to_string()),
+        Just("100000000000000000000".to_string()),
+        "[ab\u{e9}]{0,3}".prop_map(|s| format!("\"{s}\"")),
+    ];
+    leaf.prop_recursive(4, 32, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(|v| format!("[{}]", v.join(","))),
+            prop::collection::vec(
+                (
+                    prop::sample::select(vec!["a", "b", "role", "n", "é"]),
+                    inner
+                ),
+                0..5
+            )
+            .prop_map(|kv| {
+                let fields: Vec<String> = kv
+                    .into_iter()
+                    .map(|(k, v)| format!("\"{k}\":{v}"))
+                    .collect();
+                format!("{{{}}}", fields.join(","))
+            }),
+        ]
+    })
+}
+
+/// Random expressions of the direct evaluator's shape (and a few just outside it).
+fn expression() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just(".".to_string()),
+        Just(".a".to_string()),
+        Just(".role".to_string()),
+        Just(r#".["é"]"#.to_string()),
+        Just(".[]".to_string()),
+        Just(".[0]".to_string()),
+        Just(".[1]".to_string()),
+        Just(".a.b".to_string()),
+        Just(".a[]".to_string()),
+        Just(".[].n".to_string()),
+        Just(r#""admin""#.to_string()),
+        Just(r#""""#.to_string()),
+        Just("1".to_string()),
+        Just("0".to_string()),
+        Just("true".to_string()),
+        Just("false".to_string()),
+        Just("null".to_string()),
+        Just("length".to_string()),
+        Just("not".to_string()),
+        // just outside: left to jaq by both sides
+        Just(".a?".to_string()),
+        Just("-1".to_string()),
+        Just("2.5".to_string()),
+    ];
+    leaf.prop_recursive(4, 24, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{a} | {b}")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}, {b})")),
+            inner.clone().prop_map(|a| format!("select({a})")),
+            inner.clone().prop_map(|a| format!("[{a}]")),
+            (
+                inner.clone(),
+                prop::sample::select(vec!["==", "!=", "<", "<=", ">", ">="]),
+                inner.clone()
+            )
+                .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+            (
+                inner.clone(),
+                prop::sample::select(vec!["and", "or"]),
+                inner.clone()
+            )
+                .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+            inner.prop_map(|a| format!("({a})[]")),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn direct_evaluation_answers_as_jaq(doc in document(), expr in expression(), outputs in prop::option::of(1usize..4)) {
+        let mut limits = QueryLimits::default();
+        if let Some(n) = outputs {
+            limits.max_outputs = n;
+        }
+        let direct = answer(&doc, &expr, &limits);
+        let jaq = answer(&doc, &through_jaq(&expr), &limits);
+        prop_assert_eq!(direct, jaq, "expression {} on {}", expr, doc);
+    }
+}
+
+/// The shape of the common filters models write, on records where some fail.
+#[test]
+fn errors_are_jaq_errors() {
+    let limits = QueryLimits::default();
+    let doc = r#"{"users": [{"role": "admin", "email": "a@x"}, {"role": "user"}, "not a record"]}"#;
+    for expr in [
+        r#".users[] | select(.role == "admin") | .email"#,
+        ".users[].role",
+        "[.users[] | .email] | length",
+        ".users[2][]",
+        ".users | length, (.[2] | length), (.[0].role.x)",
+    ] {
+        let direct = answer(doc, expr, &limits);
+        let jaq = answer(doc, &through_jaq(expr), &limits);
+        assert_eq!(direct, jaq, "{expr}");
+        assert!(
+            direct.is_err(),
+            "{expr} should fail on the string record: {direct:?}"
+        );
+    }
+}
+
+/// Results up to the output limits are the same, and so is the truncation.
+#[test]
+fn output_limits_hold() {
+    let doc = format!(
+        "[{}]",
+        (0..100)
+            .map(|i| format!(r#"{{"n":{i},"s":"{}"}}"#, "x".repeat(i)))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    for limits in [
+        QueryLimits {
+            max_outputs: 7,
+            ..QueryLimits::default()
+        },
+        QueryLimits {
+            max_output_bytes: 300,
+            ..QueryLimits::default()
+        },
+        QueryLimits {
+            max_output_bytes: 5,
+            ..QueryLimits::default()
+        },
+    ] {
+        for expr in [
+            ".[] | select(.n > 10) | .s",
+            ".[].n",
+            "[.[] | select(.n < 50)]",
+        ] {
+            let direct = answer(&doc, expr, &limits);
+            let jaq = answer(&doc, &through_jaq(expr), &limits);
+            assert_eq!(direct, jaq, "{expr}");
+        }
+    }
+}
+
+/// The step and time limits hold on the direct path as on jaq's.
+#[test]
+fn step_limit_holds() {
+    let doc = format!(
+        "[{}]",
+        (0..20_000)
+            .map(|i| format!(r#"{{"n":{i}}}"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let limits = QueryLimits {
+        max_steps: 1_000,
+        ..QueryLimits::default()
+    };
+    // reading the document fits the limit; filtering every record does not
+    assert!(run_query(doc.as_bytes(), "length", &limits).is_ok());
+    let direct = run_query(doc.as_bytes(), "[.[] | select(.n > 5)] | length", &limits);
+    assert!(
+        matches!(direct, Err(QueryError::TooExpensive(_))),
+        "{direct:?}"
+    );
+}
