@@ -255,18 +255,18 @@ impl PendingText {
       }
     }
     let units = join_split_pairs(self.segments);
-    let size: usize = units.iter().map(Segment::utf8_len).sum();
-    let mut out: Vec<u8> = Vec::with_capacity(size);
-    for segment in &units {
+    let sizes: Vec<usize> = units.iter().map(Segment::utf8_len).collect();
+    let mut out: Vec<u8> = Vec::with_capacity(sizes.iter().sum());
+    for (segment, &size) in units.iter().zip(&sizes) {
       match segment {
         Segment::Latin1(bytes) if bytes.is_ascii() => out.extend_from_slice(bytes),
         Segment::Latin1(bytes) => {
-          append_encoded(&mut out, segment.utf8_len(), |dst| {
+          append_encoded(&mut out, size, |dst| {
             let (_, written) = encoding_rs::mem::convert_latin1_to_utf8_partial(bytes, dst);
             written
           })
         }
-        Segment::Utf16(units) => append_encoded(&mut out, segment.utf8_len(), |dst| {
+        Segment::Utf16(units) => append_encoded(&mut out, size, |dst| {
           let (_, written) = encoding_rs::mem::convert_utf16_to_utf8_partial(units, dst);
           written
         }),
@@ -290,24 +290,7 @@ impl Segment {
   fn utf8_len(&self) -> usize {
     match self {
       Segment::Latin1(bytes) => bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count(),
-      Segment::Utf16(units) => {
-        let mut len = 0;
-        let mut i = 0;
-        while i < units.len() {
-          let u = units[i];
-          len += match u {
-            0..=0x7F => 1,
-            0x80..=0x7FF => 2,
-            0xD800..=0xDBFF if matches!(units.get(i + 1), Some(0xDC00..=0xDFFF)) => {
-              i += 1;
-              4
-            }
-            _ => 3,
-          };
-          i += 1;
-        }
-        len
-      }
+      Segment::Utf16(units) => offload_search::utf16::utf8_len_of_utf16(units),
     }
   }
 }

@@ -27,6 +27,9 @@ const CASES = [
   { label: '100 KB mixed', buffer: () => mixedLogOfSize(100_000) },
 ]
 
+/** Offloads to memory at least this much faster than the SDK's (medians). */
+const MEMORY_RATIO = 1.2
+
 /** Offloads per timed sample. */
 const BATCH = 20
 
@@ -64,8 +67,13 @@ export async function run({ impls, quick }) {
       rows.push(row(id, `${label} to ${target}`, 'ms', results))
     }
   }
-  const judged = rows.some((r) => r.ratio == null) ? null : rows.every((r) => r.ratio >= 1.0)
-  const ratios = rows.map((r) => `${r.case} ${times(r.ratio)}`).join(', ')
-  const bars = [bar(id, 'every small offload at least as fast as the SDK (medians)', judged, ratios)]
+  const judge = (rs, min) => (rs.some((r) => r.ratio == null) ? null : rs.every((r) => r.ratio >= min))
+  const ratios = (rs) => rs.map((r) => `${r.case} ${times(r.ratio)}`).join(', ')
+  const memory = rows.filter((r) => r.case.endsWith('to memory'))
+  const files = rows.filter((r) => r.case.endsWith('to files'))
+  const bars = [
+    bar(id, `every small offload to memory at least ${MEMORY_RATIO}x faster than the SDK (medians)`, judge(memory, MEMORY_RATIO), ratios(memory)),
+    bar(id, 'every small offload to files at least as fast as the SDK (medians)', judge(files, 1.0), ratios(files)),
+  ]
   return { rows, bars }
 }
