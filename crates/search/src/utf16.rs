@@ -205,7 +205,10 @@ mod tests {
         let mut long: Vec<u16> = "é漢a".encode_utf16().cycle().take((1 << 16) - 1).collect();
         long.extend_from_slice(&pair);
         long.extend("b€".encode_utf16().cycle().take(70_001));
-        assert_eq!(utf8_len_of_utf16(&long), String::from_utf16_lossy(&long).len());
+        assert_eq!(
+            utf8_len_of_utf16(&long),
+            String::from_utf16_lossy(&long).len()
+        );
     }
 
     #[test]
