@@ -7,14 +7,19 @@
 //! the one above. An expression of the shape recognised here ([`plan`]) is
 //! evaluated instead by plain recursion with callbacks, on the same values and
 //! through the same metered operations jaq would call (indexing, iterating,
-//! comparing, collecting, `length`), so results, limits and output are
-//! identical. Anything an operation refuses (indexing a string, iterating a
-//! number, ...) gives up at once ([`Bail`]) and the query runs again in jaq,
-//! which reports the error exactly as before; nothing is printed until the
-//! direct evaluation has finished.
+//! comparing, collecting, `length`), so results and output are identical,
+//! and the limits hold: one step per term evaluated (about as many as jaq
+//! counts), and memory charged for what is built before it is allocated.
+//! It builds less than jaq (a literal is shared, not copied), so a filter
+//! that jaq stops for memory may finish here. Anything an operation refuses
+//! (indexing a string, iterating a number, ...) gives up at once ([`Bail`]):
+//! the steps and memory it used are given back, and the query runs again in
+//! jaq, which reports the error exactly as before; nothing is printed until
+//! the direct evaluation has finished.
 
+use crate::meter;
 use crate::natives::json::length;
-use crate::value::{cmp, valt, Value};
+use crate::value::{build, cmp, valt, Value};
 use core::cmp::Ordering;
 use jaq_core::load::lex::StrPart;
 use jaq_core::load::parse::{BinaryOp, Term};
@@ -88,7 +93,7 @@ fn lower(term: &Term<&str>, depth: usize) -> Option<Direct> {
     Some(match term {
         Term::Id => Direct::Id,
         Term::Num(n) => Direct::Lit(Value::from(integer(n)?)),
-        Term::Str(None, _) => Direct::Lit(Value::from(plain_string(term)?)),
+        Term::Str(None, _) => Direct::Lit(plain_string(term)?),
         Term::Arr(Some(f)) => Direct::Collect(sub(f)?),
         Term::Call(name, args) => match (*name, args.as_slice()) {
             ("true", []) => Direct::Lit(Value::from(true)),
@@ -111,9 +116,7 @@ fn lower(term: &Term<&str>, depth: usize) -> Option<Direct> {
                 steps.push(match part {
                     Part::Range(None, None) => Step::Each,
                     Part::Index(Term::Num(n)) => Step::Index(Value::from(integer(n)?)),
-                    Part::Index(key @ Term::Str(None, _)) => {
-                        Step::Index(Value::from(plain_string(key)?))
-                    }
+                    Part::Index(key @ Term::Str(None, _)) => Step::Index(plain_string(key)?),
                     _ => return None,
                 });
             }
@@ -143,16 +146,21 @@ fn integer(literal: &str) -> Option<isize> {
     literal.parse().ok()
 }
 
-/// A string literal without format, interpolation or escapes.
-fn plain_string(term: &Term<&str>) -> Option<String> {
-    match term {
+/// A string literal without format, interpolation or escapes, as a value.
+///
+/// Built without charging the meter: planning happens before evaluation and
+/// must not trip a limit, and the plan is small ([`MAX_PLAN_BYTES`]).
+/// Evaluating a literal shares these bytes and allocates nothing.
+fn plain_string(term: &Term<&str>) -> Option<Value> {
+    let text = match term {
         Term::Str(None, parts) => match parts.as_slice() {
-            [] => Some(String::new()),
-            [StrPart::Str(s)] => Some((*s).to_owned()),
-            _ => None,
+            [] => "",
+            [StrPart::Str(s)] => *s,
+            _ => return None,
         },
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(Value::scalar(Val::utf8_str(text.as_bytes().to_vec())))
 }
 
 /// Whether `f` gives exactly one value (or fails) for any input.
@@ -174,6 +182,8 @@ pub(crate) type Flow = Result<bool, Bail>;
 
 /// Runs `f` on `input`, handing each result to `emit` in jq's order.
 pub(crate) fn run(f: &Direct, input: Value, emit: &mut dyn FnMut(Value) -> Flow) -> Flow {
+    // one step per term evaluated, as jaq's interpreter counts one per dispatch
+    meter::tick(1);
     match f {
         Direct::Id => emit(input),
         Direct::Lit(v) => emit(v.clone()),
@@ -202,12 +212,14 @@ pub(crate) fn run(f: &Direct, input: Value, emit: &mut dyn FnMut(Value) -> Flow)
         Direct::Not => emit(Value::from(!input.as_bool())),
         Direct::Length => emit(length(&input).map_err(|_| Bail)?),
         Direct::Collect(f) => {
-            let mut items = Vec::new();
+            // each item is counted and its slot charged as it comes, as jaq collects
+            let mut array = build::Array::new();
             run(f, input, &mut |v| {
-                items.push(v);
+                meter::tick(1);
+                array.push(v);
                 Ok(true)
             })?;
-            emit(items.into_iter().collect())
+            emit(array.finish())
         }
     }
 }
@@ -240,6 +252,7 @@ impl Operand<'_> {
 /// Whether the one value of the condition `f` on `input` is true, reading
 /// the input's parts in place (no copy of the record or of its fields).
 fn truthy(f: &Direct, input: &Value) -> Result<bool, Bail> {
+    meter::tick(1);
     match f {
         Direct::Cmp(l, op, r) => {
             let (l, r) = (operand(l, input)?, operand(r, input)?);
@@ -269,6 +282,7 @@ fn truthy(f: &Direct, input: &Value) -> Result<bool, Bail> {
 /// The one value of `f` (see [`single`]) on `input`, in place when it is a
 /// part of the input reached by indexing.
 fn operand<'v>(f: &'v Direct, input: &'v Value) -> Result<Operand<'v>, Bail> {
+    meter::tick(1);
     match f {
         Direct::Id => Ok(Operand::Part(&input.val)),
         Direct::Lit(v) => Ok(Operand::Part(&v.val)),

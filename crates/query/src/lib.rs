@@ -9,8 +9,10 @@
 //! of the shape models write most (paths, `.[]`, `select` with comparisons,
 //! `and`/`or`/`not`, `[...]`, `length`, `,` and `|`) are evaluated directly,
 //! without jaq's general interpreter but through the same metered operations,
-//! with the same results and limits; one that meets an error runs again in
-//! jaq, which reports it.
+//! with the same results; it counts a step per term (about as many as jaq)
+//! and charges what it builds, which is less than jaq builds. One that meets
+//! an error is given back what it used and runs again in jaq, which reports
+//! the error.
 //!
 //! ```
 //! use offload_query::{run_query, QueryLimits};

@@ -279,3 +279,34 @@ pub(crate) fn charge_prepaid(bytes: usize) {
 pub(crate) fn memory_left() -> usize {
     METER.with(|m| m.mem_left.get())
 }
+
+/// The step and memory counters at one moment (see [`give_back`]).
+pub(crate) struct Spent {
+    steps_left: u64,
+    next_clock: u64,
+    mem_left: usize,
+}
+
+/// The step and memory counters now.
+pub(crate) fn spent() -> Spent {
+    METER.with(|m| Spent {
+        steps_left: m.steps_left.get(),
+        next_clock: m.next_clock.get(),
+        mem_left: m.mem_left.get(),
+    })
+}
+
+/// Gives back the steps and memory used since `before`, by an attempt that
+/// was abandoned and has dropped everything it built (time is not given
+/// back). The memory returns to the query's budget and to what it holds
+/// reserved from the shared budget.
+pub(crate) fn give_back(before: Spent) {
+    METER.with(|m| {
+        let returned = before.mem_left.saturating_sub(m.mem_left.get());
+        m.steps_left.set(before.steps_left);
+        m.next_clock.set(before.next_clock);
+        m.mem_left.set(before.mem_left);
+        m.reserved_left
+            .set(m.reserved_left.get().saturating_add(returned));
+    });
+}

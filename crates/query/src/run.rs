@@ -185,11 +185,15 @@ fn thread_body(
             document
         }
     };
-    if let Some(plan) = direct::plan(expression) {
+    // planning reads the expression only (no meter), and cannot fail but by a bug
+    let plan = catch_unwind(|| direct::plan(expression)).ok().flatten();
+    if let Some(plan) = plan {
+        let before = meter::spent();
         match caught(limits, || evaluate_direct(&plan, &document, limits)) {
             Ok(Some(output)) => return send(Ok(output)),
-            // gave up on an error: jaq runs the query and reports it
-            Ok(None) => {}
+            // gave up on an error (having dropped all it built): jaq runs the
+            // query with what the attempt used given back, and reports the error
+            Ok(None) => meter::give_back(before),
             Err(e) => return send(Err(e)),
         }
     }

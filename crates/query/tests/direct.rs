@@ -207,3 +207,129 @@ fn step_limit_holds() {
         "{direct:?}"
     );
 }
+
+/// The smallest limit (found by bisection) at which `run(limit)` is not
+/// stopped as too expensive.
+fn threshold(mut run: impl FnMut(u64) -> Result<(Vec<String>, bool), String>) -> u64 {
+    let too_expensive = |r: &Result<(Vec<String>, bool), String>| {
+        r.as_ref().is_err_and(|e| e.contains("too expensive"))
+    };
+    let (mut low, mut high) = (1u64, 1u64 << 34);
+    assert!(!too_expensive(&run(high)), "not within the largest limit");
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if too_expensive(&run(mid)) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
+/// An attempt that gives up on an error costs the query nothing: jaq then
+/// runs with the whole budget, and reports the error, not a limit.
+#[test]
+fn given_up_attempts_cost_nothing() {
+    let doc = format!(
+        "[{}5]",
+        r#"{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},"#.repeat(20_000)
+    );
+    let steps = |n: u64| QueryLimits {
+        max_steps: n,
+        ..QueryLimits::default()
+    };
+    let memory = |n: u64| QueryLimits {
+        max_memory_bytes: n as usize,
+        ..QueryLimits::default()
+    };
+    for expr in [".[] | .a", "[.[] | .a] | length"] {
+        let at = threshold(|n| answer(&doc, &through_jaq(expr), &steps(n)));
+        let direct = answer(&doc, expr, &steps(at));
+        assert_eq!(
+            direct,
+            answer(&doc, &through_jaq(expr), &steps(at)),
+            "{expr} at {at} steps"
+        );
+        assert!(direct.is_err_and(|e| e.contains("cannot index")), "{expr}");
+    }
+    let expr = "[.[] | .a] | length";
+    let at = threshold(|n| answer(&doc, &through_jaq(expr), &memory(n)));
+    let direct = answer(&doc, expr, &memory(at));
+    assert!(
+        direct.is_err_and(|e| e.contains("cannot index")),
+        "{expr} at {at} bytes"
+    );
+}
+
+/// `[f]` charges each item as it comes: the memory limit stops it as it
+/// stops jaq, before it holds more than the limit.
+#[test]
+fn collecting_is_charged_as_it_goes() {
+    let doc = format!("[{}0]", "0,".repeat(1_000_000));
+    let expr = "[.[],.[],.[],.[],.[],.[],.[],.[]] | length";
+    let limits = QueryLimits {
+        max_memory_bytes: 64 << 20,
+        ..QueryLimits::default()
+    };
+    let direct = answer(&doc, expr, &limits);
+    assert!(
+        direct
+            .as_ref()
+            .is_err_and(|e| e.contains("built more than")),
+        "{direct:?}"
+    );
+    assert_eq!(direct, answer(&doc, &through_jaq(expr), &limits));
+    // whatever jaq finishes within, the direct evaluation finishes within
+    let small = format!("[{}0]", "0,".repeat(50_000));
+    let expr = "[.[], .[]] | length";
+    let memory = |n: u64| QueryLimits {
+        max_memory_bytes: n as usize,
+        ..QueryLimits::default()
+    };
+    let at = threshold(|n| answer(&small, &through_jaq(expr), &memory(n)));
+    assert_eq!(
+        answer(&small, expr, &memory(at)),
+        Ok((vec!["100002".to_string()], false))
+    );
+    assert!(answer(&small, expr, &memory(at / 2)).is_err_and(|e| e.contains("built more than")));
+}
+
+/// Planning charges nothing: a literal that is never evaluated cannot trip a limit.
+#[test]
+fn planning_charges_nothing() {
+    let expr = format!(r#".[] | "{}""#, "a".repeat(480));
+    let limits = QueryLimits {
+        max_memory_bytes: 200,
+        ..QueryLimits::default()
+    };
+    assert_eq!(answer("[]", &expr, &limits), Ok((vec![], false)));
+    assert_eq!(
+        answer("[]", &expr, &limits),
+        answer("[]", &through_jaq(&expr), &limits)
+    );
+}
+
+/// The direct evaluation counts a step per term: about as many as jaq, so
+/// half of jaq's budget is not enough for it either.
+#[test]
+fn steps_are_counted_per_term() {
+    let doc = format!(
+        "[{}]",
+        (0..20_000)
+            .map(|i| format!(r#"{{"n":{i}}}"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let expr = "[.[] | select(.n > 5)] | length";
+    let steps = |n: u64| QueryLimits {
+        max_steps: n,
+        ..QueryLimits::default()
+    };
+    let jaq = threshold(|n| answer(&doc, &through_jaq(expr), &steps(n)));
+    let direct = threshold(|n| answer(&doc, expr, &steps(n)));
+    assert!(
+        direct > jaq / 2 && direct <= jaq,
+        "direct {direct} steps, jaq {jaq}"
+    );
+}
