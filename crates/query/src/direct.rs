@@ -197,18 +197,7 @@ pub(crate) fn run(f: &Direct, input: Value, emit: &mut dyn FnMut(Value) -> Flow)
                 Ok(true)
             }
         }
-        Direct::Cmp(l, op, r) => {
-            let left = one(l, input.clone())?;
-            let right = one(r, input)?;
-            emit(Value::from(op.run(&left, &right)))
-        }
-        Direct::Logic(l, stop, r) => {
-            if one(l, input.clone())?.as_bool() == *stop {
-                emit(Value::from(*stop))
-            } else {
-                emit(Value::from(one(r, input)?.as_bool()))
-            }
-        }
+        Direct::Cmp(..) | Direct::Logic(..) => emit(Value::from(truthy(f, &input)?)),
         Direct::Not => emit(Value::from(!input.as_bool())),
         Direct::Length => emit(length(&input).map_err(|_| Bail)?),
         Direct::Collect(f) => {

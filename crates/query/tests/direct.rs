@@ -188,13 +188,7 @@ fn output_limits_hold() {
 /// The step and time limits hold on the direct path as on jaq's.
 #[test]
 fn step_limit_holds() {
-    let doc = format!(
-        "[{}]",
-        (0..20_000)
-            .map(|i| format!(r#"{{"n":{i}}}"#))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
+    let doc = records(20_000);
     let limits = QueryLimits {
         max_steps: 1_000,
         ..QueryLimits::default()
@@ -206,6 +200,12 @@ fn step_limit_holds() {
         matches!(direct, Err(QueryError::TooExpensive(_))),
         "{direct:?}"
     );
+}
+
+/// An array of `n` records `{"n": i}`.
+fn records(n: usize) -> String {
+    let items: Vec<String> = (0..n).map(|i| format!(r#"{{"n":{i}}}"#)).collect();
+    format!("[{}]", items.join(","))
 }
 
 /// The smallest limit (found by bisection) at which `run(limit)` is not
@@ -314,13 +314,7 @@ fn planning_charges_nothing() {
 /// half of jaq's budget is not enough for it either.
 #[test]
 fn steps_are_counted_per_term() {
-    let doc = format!(
-        "[{}]",
-        (0..20_000)
-            .map(|i| format!(r#"{{"n":{i}}}"#))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
+    let doc = records(20_000);
     let expr = "[.[] | select(.n > 5)] | length";
     let steps = |n: u64| QueryLimits {
         max_steps: n,
