@@ -4,56 +4,28 @@
 // `Storage` is described structurally below instead.
 import type { LocalAgent, Model, Plugin, Tool, ToolResultBlock, ToolResultContent } from '@strands-agents/sdk'
 import type { Snapshot, SnapshotLocation, SnapshotManifest, SnapshotStorage } from '@strands-agents/sdk'
+import type { Encoding, OffloaderStats, OffloaderStorage, OffloadReference, PreviewMode, S3ConnectionOptions, UnifiedStorage } from './core.js'
 
-/**
- * What a stored block comes back as.
- */
-export interface StoredContent {
-  /** The raw bytes that were stored. */
-  content: Uint8Array
-  /** The MIME type given at store time (`application/octet-stream` when unknown). */
-  contentType: string
-}
-
-/**
- * The offloader storage interface, identical to the SDK's
- * (`@strands-agents/sdk/vended-plugins/context-offloader`): any object with these two
- * methods works in our plugin, and our storages work in the SDK's plugin.
- */
-export interface OffloaderStorage {
-  /** Stores one content block and returns a reference to it. */
-  store(key: string, content: Uint8Array, contentType?: string): Promise<string>
-  /** Returns a stored block; rejects with `Reference not found: <reference>` when unknown. */
-  retrieve(reference: string): Promise<StoredContent>
-}
-
-/**
- * The SDK's name for {@link OffloaderStorage} (`Storage` of
- * `@strands-agents/sdk/vended-plugins/context-offloader`): code written against the
- * SDK's type compiles unchanged with `import type { Storage } from 'context-offloader'`.
- */
-export type Storage = OffloaderStorage
-
-/**
- * The SDK's unified `Storage` (`@strands-agents/sdk/storage`), described by its shape:
- * every storage of the SDK (and any object with these methods) fits it, without this
- * package's typings importing the SDK's storage module.
- */
-export interface UnifiedStorage {
-  /** Stores `data` under `key`, replacing any value. */
-  write(key: string, data: Uint8Array): Promise<void>
-  /** The bytes under `key`, or `null`. */
-  read(key: string): Promise<Uint8Array | null>
-  /** Removes `key`. */
-  delete(key: string): Promise<void>
-  /** The keys matching `query` (a key prefix). */
-  list(query: string): Promise<string[]>
-  /** A view with every key under `prefix` (optional). */
-  namespace?(prefix: string): UnifiedStorage
-}
-
-/** The encodings of {@link countTokens} (OpenAI's BPE vocabularies, bundled). */
-export type Encoding = 'o200k_base' | 'cl100k_base'
+// The storages, the token counter and the types every adapter shares are declared in
+// the core's typings (`context-offloader/core`) and re-exported here.
+export type {
+  Encoding,
+  FileStorageOptions,
+  InMemoryStorageOptions,
+  LifecycleOptions,
+  OffloaderStats,
+  OffloaderStorage,
+  OffloadReference,
+  PreviewMode,
+  S3ConnectionOptions,
+  S3StorageOptions,
+  Storage,
+  StorageStats,
+  StoredContent,
+  UnifiedStorage,
+  UnifiedStorageMethods,
+} from './core.js'
+export { countTokens, countTokensSync, ENCODINGS, FileStorage, InMemoryStorage, S3Storage } from './core.js'
 
 /**
  * How the offloader counts a tool result's tokens:
@@ -64,16 +36,6 @@ export type Encoding = 'o200k_base' | 'cl100k_base'
  * - `'heuristic'`: the SDK's characters/4 (JSON: compact length/2) rule, without calling the model.
  */
 export type Tokenizer = 'model' | Encoding | 'heuristic'
-
-/**
- * How the preview of an offloaded result is built:
- * - `'head'` (default): the start of the result, as the SDK's plugin does;
- * - `'headTail'`: the first and last lines of each block, with how many lines (and which)
- *   were left out between them;
- * - `'structure'`: an outline of each JSON block (keys, value types, array lengths, sample
- *   values, line ranges); non-JSON blocks fall back to `'headTail'`.
- */
-export type PreviewMode = 'head' | 'headTail' | 'structure'
 
 /** A tool use as the SDK passes it to hooks. */
 export interface OffloadToolUse {
@@ -155,40 +117,6 @@ export interface ContextOffloaderConfig {
   offloadErrors?: boolean
 }
 
-/** What {@link ContextOffloader.stats} returns: counters since the plugin was created. */
-export interface OffloaderStats {
-  /** Tool results (and `offload()` calls) offloaded. */
-  offloads: number
-  /** Blocks stored. */
-  blocksStored: number
-  /** Bytes stored (UTF-8 of texts, bytes of media). */
-  bytesOffloaded: number
-  /** Tokens of the offloaded results, as their headers show them. */
-  tokensBefore: number
-  /** Tokens of the texts that replaced them (native count with a native tokenizer, else 4 characters per token). */
-  tokensAfter: number
-  /** `tokensBefore - tokensAfter`: tokens kept out of context. */
-  tokensKeptOut: number
-  /** Retrieval tool calls by mode. */
-  retrievals: { full: number; pattern: number; lineRange: number; head: number; query: number; list: number }
-  /** Pages served by extended retrieval. */
-  pagesServed: number
-  /** Offloads whose storage failed, and retrieval answers that were errors. */
-  errors: { offload: number; retrieval: number }
-}
-
-/** One stored block of an {@link OffloadResult}. */
-export interface OffloadReference {
-  /** The reference the model sees and passes to `retrieve_offloaded_content`: with `references: 'opaque'`, an opaque id. */
-  reference: string
-  /** With `references: 'opaque'`: the storage's own reference behind the id (for `storage.retrieve`). */
-  storageReference?: string
-  /** The stored content type. */
-  contentType: string
-  /** The description shown next to the reference (`text, 12,345 chars`). */
-  description: string
-}
-
 /** What {@link ContextOffloader.offload} returns. */
 export interface OffloadResult {
   /** The preview text the plugin puts in the conversation (header, guidance, preview, references). */
@@ -243,208 +171,12 @@ export declare class ContextOffloader implements Plugin {
 }
 
 /**
- * Number of BPE tokens of `text` in an OpenAI encoding (default `'o200k_base'`), counted
- * natively on a worker thread (special-token text counts as ordinary text). Exact for
- * OpenAI models using that encoding; other model families tokenize differently.
- */
-export declare function countTokens(text: string, encoding?: Encoding): Promise<number>
-/** {@link countTokens} on the calling thread (for short texts). */
-export declare function countTokensSync(text: string, encoding?: Encoding): number
-/** The encodings {@link countTokens} accepts. */
-export declare const ENCODINGS: readonly Encoding[]
-/**
  * Gives an SDK `Model` native counting for its `countTokens` (text, tool names and inputs,
  * JSON results, reasoning, system prompt and tool specs counted exactly; media by the
  * documented estimates), so the SDK's conversation and context managers get fast exact
  * counts. The model is changed in place and returned.
  */
 export declare function withNativeTokenCounting<M extends Model>(model: M, encoding?: Encoding): M
-
-/**
- * The SDK's unified `Storage` (`@strands-agents/sdk/storage`) as our storages
- * implement it: keys normalised as the SDK's `normalizeKey` (runs of `/` collapsed,
- * leading and trailing `/` stripped; empty keys, `..` segments and backslashes
- * rejected with the SDK's `StorageError`), listings sorted.
- */
-export interface UnifiedStorageMethods {
-  /** Stores `data` under `key`, replacing any value. */
-  write(key: string, data: Uint8Array): Promise<void>
-  /** The bytes under `key` (a copy), or `null`. */
-  read(key: string): Promise<Uint8Array | null>
-  /** Removes `key`; a no-op when it does not exist. */
-  delete(key: string): Promise<void>
-  /** Full keys starting with `prefix`, sorted; `''` lists every key. */
-  list(prefix: string): Promise<string[]>
-  /** A view with every key under `prefix` (composable). */
-  namespace(prefix: string): UnifiedStorageMethods
-}
-
-/**
- * What our three storages share: the SDK offloader's `store`/`retrieve` and the SDK's
- * unified `Storage`, over one native store. (Not exported: a type of the declarations only.)
- */
-// Only what is declared with `export` is exported (the base class below is not).
-export {}
-
-/** What a storage holds ({@link InMemoryStorage.stats}, {@link FileStorage.stats}). */
-export interface StorageStats {
-  /** Live artifacts (expired ones are not counted, even before a sweep). */
-  artifacts: number
-  /** Their content bytes, each artifact counted in full. */
-  bytes: number
-  /** Bytes actually held: identical content counted once when deduplicated. */
-  storedBytes: number
-  /** Artifacts and bytes per session id (artifacts stored without one are not listed). */
-  sessions: Record<string, { artifacts: number; bytes: number }>
-}
-
-/**
- * The artifact lifecycle of {@link InMemoryStorage} and {@link FileStorage}. Every
- * option is off by default (the SDK's behaviour).
- */
-export interface LifecycleOptions {
-  /** Default lifetime of an artifact in seconds (positive; fractions allowed). An expired reference is `Reference not found (expired): <ref>` at once. */
-  ttlSeconds?: number
-  /** Most bytes of content kept (after dedup; a positive integer): least recently stored or retrieved artifacts are evicted first; larger content is refused. */
-  maxBytes?: number
-  /** Store identical content (same bytes) once, by SHA-256; every reference stays distinct. */
-  dedup?: boolean
-  /** Sweep expired artifacts every this many seconds (a positive integer) on an unref'd timer; `close()` stops it. */
-  cleanupIntervalSeconds?: number
-  /** Milliseconds since the epoch for TTLs (default `Date.now`); for tests and simulations. */
-  clock?: () => number
-}
-
-declare abstract class NativeBackedStorage implements OffloaderStorage, UnifiedStorage, UnifiedStorageMethods {
-  store(key: string, content: Uint8Array, contentType?: string): Promise<string>
-  retrieve(reference: string): Promise<StoredContent>
-  /** Removes every artifact whose TTL ran out; resolves with how many. */
-  cleanupExpired(): Promise<number>
-  /** Removes every artifact stored for `sessionId`; resolves with how many. */
-  deleteSession(sessionId: string): Promise<number>
-  /** What the storage holds now. */
-  stats(): Promise<StorageStats>
-  /** Stops the background sweep, if any (stored content stays). */
-  close(): void
-  write(key: string, data: Uint8Array): Promise<void>
-  read(key: string): Promise<Uint8Array | null>
-  delete(key: string): Promise<void>
-  list(prefix: string): Promise<string[]>
-  namespace(prefix: string): UnifiedStorageMethods
-}
-
-/**
- * Offloaded content held in native memory (off the V8 heap), with turn-based
- * eviction: entries neither stored nor retrieved within `evictAfterTurns` agent
- * cycles are dropped. References look like `mem_<n>_<key>`.
- *
- * Also the SDK's unified `Storage` (keys in a separate native map, marked ephemeral),
- * so it works as `new Agent({ storage })`.
- */
-export declare class InMemoryStorage extends NativeBackedStorage {
-  /** The default eviction window (20 cycles). */
-  static readonly DEFAULT_EVICT_AFTER_TURNS: number
-  /**
-   * @param options idle cycles before eviction (`null` disables; default 20), or
-   *   {@link InMemoryStorageOptions}.
-   */
-  constructor(options?: number | null | InMemoryStorageOptions)
-  /** Removes all stored content (offloaded blocks and unified-storage values). */
-  clear(): void
-  /** Number of offloaded blocks held (unified-storage values not counted). */
-  readonly size: number
-  /** Total bytes of offloaded blocks held in native memory. */
-  readonly byteLength: number
-}
-
-/** Options of {@link InMemoryStorage}. */
-export interface InMemoryStorageOptions extends LifecycleOptions {
-  /** Idle cycles before eviction; `null` disables. Default 20. */
-  evictAfterTurns?: number | null
-}
-
-/** Options of {@link FileStorage}. */
-export interface FileStorageOptions extends LifecycleOptions {
-  /** Directory for the artifacts (created on first use). Default `./artifacts`. */
-  artifactDir?: string
-  /** fsync every artifact and the directory before `store` resolves. Default false. */
-  durable?: boolean
-}
-
-/**
- * Offloaded content as files in one directory, named as the SDK names them
- * (`<ms>_<n>_<key><ext>`), written atomically, with content types that survive
- * restarts and concurrent writers. `retrieve` never reads outside the directory.
- *
- * Also the SDK's unified `Storage`, with the files of the SDK's `LocalFileStorage`,
- * so it works as `new Agent({ storage })`.
- */
-export declare class FileStorage extends NativeBackedStorage {
-  /** @param options the directory, or {@link FileStorageOptions}. Default `./artifacts`. */
-  constructor(options?: string | FileStorageOptions)
-  /**
-   * Unified storage: `key` is the file `<dir>/<key>`, laid out as the SDK's
-   * `LocalFileStorage` lays it out. Keys whose first segment is an artifact file
-   * name (`<ms>_<n>_...`), `.metadata.json`, `.metadata.journal`, `.metadata.lock`, `.blobs` or `.tmp-*` are
-   * reserved for offloaded artifacts and rejected; `list` skips them.
-   */
-  write(key: string, data: Uint8Array): Promise<void>
-  /** Unified storage: a view rooted at `<dir>/<prefix>`, as the SDK's `LocalFileStorage.namespace`. */
-  namespace(prefix: string): UnifiedStorageMethods
-  /** The artifact directory, as given. */
-  readonly artifactDir: string
-}
-
-/** How our S3 storages reach the server (shared by {@link S3Storage} and {@link S3SnapshotStorage}). */
-export interface S3ConnectionOptions {
-  /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:3900`. */
-  endpoint?: string
-  /** Path-style addressing (`<endpoint>/<bucket>/<key>`). Default false. */
-  forcePathStyle?: boolean
-  /** Static credentials; default the standard AWS provider chain. */
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
-  /** Bound on connecting and on each attempt of a request, in ms. Default 30000. */
-  timeoutMs?: number
-  /** Attempts per request (throttling, 5xx and connection errors are retried with backoff). Default 3. */
-  maxAttempts?: number
-  /** Requests in flight at once for this storage. Default 8. */
-  maxInFlight?: number
-}
-
-/**
- * Options of {@link S3Storage}: the key prefix, the connection ({@link S3ConnectionOptions}:
- * `region`, `endpoint`, `forcePathStyle`, `credentials`, `timeoutMs`, `maxAttempts`,
- * `maxInFlight`) and the lifecycle options S3 supports (`ttlSeconds`,
- * `cleanupIntervalSeconds`, `clock`). The SDK's `s3Client` is not taken: requests run natively.
- */
-export interface S3StorageOptions extends S3ConnectionOptions, Pick<LifecycleOptions, 'ttlSeconds' | 'cleanupIntervalSeconds' | 'clock'> {
-  /** Key prefix; trailing slashes are normalised to one (`a/b//` → `a/b/`). Default none. */
-  prefix?: string
-  /** Region; default the environment's (`AWS_REGION`, profile), else `us-east-1`. */
-  region?: string
-}
-
-/**
- * Offloaded content as S3 objects (`s3://<bucket>/<prefix><ms>_<n>_<key>`), the
- * content type as the object's Content-Type. Requests run natively with bounded
- * timeouts, retries and concurrency; large bodies go up as multipart uploads.
- *
- * Also the SDK's unified `Storage`, with the object keys of the SDK's unified
- * `S3Storage` (`<prefix><key>`), so it works as `new Agent({ storage })` and reads
- * what the SDK's wrote.
- */
-export declare class S3Storage extends NativeBackedStorage {
-  constructor(bucket: string, options?: S3StorageOptions)
-  /**
-   * Unified storage: `key` (normalised as the SDK's `normalizeKey`) is the object
-   * `<prefix><key>`, the prefix's empty segments dropped as the SDK drops them.
-   */
-  write(key: string, data: Uint8Array): Promise<void>
-  /** The bucket objects are written to. */
-  readonly bucket: string
-  /** The normalised key prefix (`''` or ending in `/`). */
-  readonly prefix: string
-}
 
 /** Options of {@link FileSnapshotStorage}. */
 export interface FileSnapshotStorageOptions {

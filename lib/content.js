@@ -1,23 +1,32 @@
-// SDK content blocks as the plugin handles them: the bytes and content type a block is
-// stored with, how stored content comes back as blocks on full retrieval, the media
-// placeholders after a preview, and what `offload()` accepts as content.
-import {
-  DocumentBlock,
-  ImageBlock,
-  JsonBlock,
-  TextBlock,
-  VideoBlock,
-  toolResultContentFromData,
-} from '@strands-agents/sdk'
+// Content blocks as the engine handles them, told apart by their `type` (`textBlock`,
+// `jsonBlock`, `imageBlock`, `videoBlock`, `documentBlock`), as the SDK's block classes
+// and their plain-object forms both carry it: no agent framework is imported here. The
+// bytes and content type a block is stored with, how stored content comes back on full
+// retrieval, and the media placeholders after a preview.
+
+/** Whether a block is a text block. */
+export const isText = (block) => block?.type === 'textBlock'
+/** Whether a block is a JSON block. */
+export const isJson = (block) => block?.type === 'jsonBlock'
+
+/**
+ * Marks the plain blocks the engine makes (placeholders, media of a full retrieval), so
+ * that an adapter converts those and never parsed JSON that happens to look like one.
+ */
+export const ENGINE_BLOCK = Symbol('context-offloader.block')
+
+/** A plain text block (what the engine puts in a conversation; adapters convert it). */
+export const textBlock = (text) => ({ type: 'textBlock', text, [ENGINE_BLOCK]: true })
 
 /** Whether a block is previewed as text: a non-empty text block or a JSON block. */
 export function isTextual(block) {
-  return (block instanceof TextBlock && Boolean(block.text)) || block instanceof JsonBlock
+  return (isText(block) && Boolean(block.text)) || isJson(block)
 }
 
 /** Whether a block is an image, video or document. */
 export function isMedia(block) {
-  return block instanceof ImageBlock || block instanceof VideoBlock || block instanceof DocumentBlock
+  const type = block?.type
+  return type === 'imageBlock' || type === 'videoBlock' || type === 'documentBlock'
 }
 
 /**
@@ -26,9 +35,10 @@ export function isMedia(block) {
  * their content (S3 locations, URLs).
  */
 export function getBytes(block) {
-  if (block instanceof ImageBlock && block.source.type === 'imageSourceBytes') return block.source.bytes
-  if (block instanceof VideoBlock && block.source.type === 'videoSourceBytes') return block.source.bytes
-  if (block instanceof DocumentBlock) {
+  const type = block?.type
+  if (type === 'imageBlock' && block.source?.type === 'imageSourceBytes') return block.source.bytes
+  if (type === 'videoBlock' && block.source?.type === 'videoSourceBytes') return block.source.bytes
+  if (type === 'documentBlock') {
     if (block.source.type === 'documentSourceBytes') return block.source.bytes
     if (block.source.type === 'documentSourceText') return new TextEncoder().encode(block.source.text)
     if (block.source.type === 'documentSourceContentBlock') {
@@ -43,45 +53,49 @@ export function getBytes(block) {
  * `application/pdf`; a document made of text blocks is `text/plain`, so it can be searched).
  */
 export function mediaContentType(block) {
-  if (block instanceof ImageBlock) return `image/${block.format}`
-  if (block instanceof VideoBlock) return `video/${block.format}`
-  if (block instanceof DocumentBlock && block.source.type === 'documentSourceContentBlock') return 'text/plain'
+  if (block.type === 'imageBlock') return `image/${block.format}`
+  if (block.type === 'videoBlock') return `video/${block.format}`
+  if (block.type === 'documentBlock' && block.source.type === 'documentSourceContentBlock') return 'text/plain'
   return `application/${block.format}`
 }
 
 /**
  * Whether a block stays in the conversation as it is when its result is offloaded: a
  * media block that only points at its content (an S3 location or a URL: small, and the
- * model can still read what it points at), or a block of a kind the plugin does not
+ * model can still read what it points at), or a block of a kind the engine does not
  * store. Nothing of a result is ever dropped.
  */
 export function staysInline(block) {
-  if (block instanceof TextBlock || block instanceof JsonBlock) return false
+  if (isText(block) || isJson(block)) return false
   return !isMedia(block) || getBytes(block) === undefined
 }
 
 /**
  * What a full retrieval returns for stored content: text for `text/*`, parsed JSON (or
- * its text), image/video/document blocks for media, else text (the SDK's rules).
+ * its text; only its text with `parseJson: false`), plain image/video/document blocks
+ * for media, else text (the SDK's rules).
  */
-export function decodeStoredContent(content, contentType, reference) {
+export function decodeStoredContent(content, contentType, reference, parseJson = true) {
   if (contentType.startsWith('text/')) return new TextDecoder().decode(content)
   if (contentType === 'application/json') {
     const text = new TextDecoder().decode(content)
+    if (!parseJson) return text
     try {
       return JSON.parse(text)
     } catch {
       return text
     }
   }
+  const format = contentType.split('/').pop()
   if (contentType.startsWith('image/')) {
-    return new ImageBlock({ format: contentType.split('/').pop(), source: { bytes: content } })
+    return { type: 'imageBlock', format, source: { type: 'imageSourceBytes', bytes: content }, [ENGINE_BLOCK]: true }
   }
   if (contentType.startsWith('video/')) {
-    return new VideoBlock({ format: contentType.split('/').pop(), source: { bytes: content } })
+    return { type: 'videoBlock', format, source: { type: 'videoSourceBytes', bytes: content }, [ENGINE_BLOCK]: true }
   }
   if (contentType.startsWith('application/')) {
-    return new DocumentBlock({ format: contentType.split('/').pop(), name: reference, source: { bytes: content } })
+    const source = { type: 'documentSourceBytes', bytes: content }
+    return { type: 'documentBlock', format, name: reference, source, [ENGINE_BLOCK]: true }
   }
   return new TextDecoder('utf-8', { fatal: false }).decode(content)
 }
@@ -95,7 +109,7 @@ export function mediaPlaceholders(content, references, missing) {
   const out = []
   for (let i = 0; i < content.length; i++) {
     const block = content[i]
-    if (block instanceof TextBlock || block instanceof JsonBlock) continue
+    if (isText(block) || isJson(block)) continue
     if (staysInline(block)) {
       out.push(block)
       continue
@@ -104,34 +118,14 @@ export function mediaPlaceholders(content, references, missing) {
     const bytes = getBytes(block)
     const size = bytes ? bytes.length : 0
     let label
-    if (block instanceof ImageBlock) label = `image: ${block.format}`
-    else if (block instanceof VideoBlock) label = `video: ${block.format}`
-    else if (block instanceof DocumentBlock) label = `document: ${block.format}, ${block.name}`
+    if (block.type === 'imageBlock') label = `image: ${block.format}`
+    else if (block.type === 'videoBlock') label = `video: ${block.format}`
+    else if (block.type === 'documentBlock') label = `document: ${block.format}, ${block.name}`
     if (!label) continue
     const suffix = ref ? ` | ref: ${ref}` : missing ? ` | ${missing}` : ''
-    out.push(new TextBlock(`[${label}, ${size} bytes${suffix}]`))
+    out.push(textBlock(`[${label}, ${size} bytes${suffix}]`))
   }
   return out
-}
-
-/** SDK content blocks from what `offload()` accepts: a string, a block, or an array of blocks. */
-export function toContentBlocks(content) {
-  if (typeof content === 'string') return [new TextBlock(content)]
-  const list = Array.isArray(content) ? content : [content]
-  return list.map((block) => {
-    if (block instanceof TextBlock || block instanceof JsonBlock) return block
-    if (isMedia(block)) return block
-    if (typeof block === 'string') return new TextBlock(block)
-    if (block && typeof block === 'object') {
-      try {
-        // Plain data (`{ text }`, `{ json }`, `{ image }`, `{ video }`, `{ document }`), as the SDK reads it.
-        return toolResultContentFromData(block)
-      } catch {
-        // Reported below.
-      }
-    }
-    throw new TypeError('offload() content must be a string, or text/JSON/image/video/document blocks or their data')
-  })
 }
 
 /**
@@ -142,8 +136,8 @@ export function toContentBlocks(content) {
 export function blockTexts(content) {
   const texts = new Map()
   content.forEach((block, i) => {
-    if (block instanceof TextBlock && block.text) texts.set(i, block.text)
-    else if (block instanceof JsonBlock) texts.set(i, JSON.stringify(block.json, null, 2) ?? '')
+    if (isText(block) && block.text) texts.set(i, block.text)
+    else if (isJson(block)) texts.set(i, JSON.stringify(block.json, null, 2) ?? '')
   })
   return texts
 }

@@ -6,7 +6,7 @@
 // (ours, and the SDK's unified storages), under `offload-manifest/<session>/`, so they
 // survive a restart; otherwise in this process only.
 import { randomBytes } from 'node:crypto'
-import { JsonBlock } from '@strands-agents/sdk'
+import { isJson } from './content.js'
 import { logger } from './sdk.js'
 import { MANIFEST_NAMESPACE, OPAQUE_ID, SAMPLE_KEY, entryKey, legacySegment, manifestPrefix, parseEntry, sessionSegment } from './manifest-keys.js'
 
@@ -78,7 +78,7 @@ export function manifestEntries(content, texts, references, bytes, measure, { ke
       created,
       seq: i,
       expires: ttl == null ? undefined : created + ttl,
-      firstLine: content[i] instanceof JsonBlock ? jsonOutline(content[i].json) : text !== undefined ? firstLineOf(text) : '',
+      firstLine: isJson(content[i]) ? jsonOutline(content[i].json) : text !== undefined ? firstLineOf(text) : '',
     })
     return { ...r, ref: id, storageRef: r.ref }
   })

@@ -52,6 +52,24 @@ export const OPTION_NAMES = [
   'offloadErrors',
 ]
 
+/**
+ * The core's options (`new Offloader(options)`): the plugin's, less what is about an
+ * agent (its cycles, its model's tokenizer).
+ */
+export const CORE_OPTION_NAMES = OPTION_NAMES.filter((name) => name !== 'evictAfterCycles')
+
+/**
+ * Who takes the options: the plugin (the SDK's defaults, the agent model's tokenizer),
+ * or the framework-neutral core (no model to ask: the SDK's heuristic by default).
+ */
+export const PLUGIN_PROFILE = { who: 'ContextOffloader', names: OPTION_NAMES, defaultTokenizer: 'model', tokenizers: TOKENIZERS }
+export const CORE_PROFILE = {
+  who: 'Offloader',
+  names: CORE_OPTION_NAMES,
+  defaultTokenizer: 'heuristic',
+  tokenizers: TOKENIZERS.filter((t) => t !== 'model'),
+}
+
 /** A count of tokens as error messages show it (`1,000`). */
 const count = (n) => (typeof n === 'number' && Number.isFinite(n) ? n.toLocaleString('en-US') : String(n))
 
@@ -77,23 +95,25 @@ export function checkStorage(storage) {
   }
 }
 
-/** Validates an option that takes one of `choices`, with a message listing them. */
-function oneOf(option, value, choices) {
+/** Validates an option that takes one of `choices`, with a message listing them (and why `why` is not one). */
+function oneOf(option, value, choices, why = {}) {
   if (choices.includes(value)) return value
   const expected = choices.map((c) => `'${c}'`).join(', ')
-  throw new Error(`Unknown ${option} ${typeof value === 'string' ? `'${value}'` : String(value)}: expected one of ${expected}`)
+  const reason = typeof value === 'string' && Object.hasOwn(why, value) ? ` (${why[value]})` : ''
+  throw new Error(`Unknown ${option} ${typeof value === 'string' ? `'${value}'` : String(value)}: expected one of ${expected}${reason}`)
 }
 
 /**
  * The plugin's settings from its config, validated; throws on the first bad option.
  * @param {import('../index.d.ts').ContextOffloaderConfig} config
  * @param {number} defaultEvictAfterCycles - the eviction window when none is given
+ * @param {typeof PLUGIN_PROFILE} [profile] - who takes them: the plugin or the core
  */
-export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_AFTER_CYCLES) {
+export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_AFTER_CYCLES, profile = PLUGIN_PROFILE) {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    throw new TypeError(`ContextOffloader options must be an object such as { storage, maxResultTokens }, got ${describe(config)}`)
+    throw new TypeError(`${profile.who} options must be an object such as { storage, maxResultTokens }, got ${describe(config)}`)
   }
-  warnUnknownOptions('ContextOffloader', config, OPTION_NAMES)
+  warnUnknownOptions(profile.who, config, profile.names)
   checkStorage(config.storage)
   const maxResultTokens = config.maxResultTokens ?? DEFAULT_MAX_RESULT_TOKENS
   const previewTokens = config.previewTokens ?? DEFAULT_PREVIEW_TOKENS
@@ -113,11 +133,18 @@ export function resolveOptions(config, defaultEvictAfterCycles = DEFAULT_EVICT_A
         (config.previewTokens == null ? `: set previewTokens below ${count(maxResultTokens)} too` : ''),
     )
   }
-  const evictAfterCycles = config.evictAfterCycles === undefined ? defaultEvictAfterCycles : config.evictAfterCycles
+  // The core has no cycles: its storages' lifecycle (TTL, byte budget) bounds them.
+  const evictAfterCycles = !profile.names.includes('evictAfterCycles')
+    ? null
+    : config.evictAfterCycles === undefined
+      ? defaultEvictAfterCycles
+      : config.evictAfterCycles
   if (evictAfterCycles !== null && (!Number.isInteger(evictAfterCycles) || evictAfterCycles < 1)) {
     throw new Error(`evictAfterCycles must be a positive integer, got ${describe(evictAfterCycles)} (null disables eviction)`)
   }
-  const tokenizer = oneOf('tokenizer', config.tokenizer ?? 'model', TOKENIZERS)
+  const tokenizer = oneOf('tokenizer', config.tokenizer ?? profile.defaultTokenizer, profile.tokenizers, {
+    model: 'there is no model to ask here: the heuristic counts 4 characters of text or 2 of compact JSON per token',
+  })
   const previewMode = oneOf('preview', config.preview ?? 'head', PREVIEW_MODES)
   const headShare = checkNumber(
     'headShare',

@@ -5,42 +5,26 @@
 // block storage (./store-blocks.js), the retrieval tool (./retrieval-tool.js) and its
 // answers (./retrieval.js), the offload manifest (./manifest.js), counters and span
 // events (./telemetry.js).
-import { AfterToolCallEvent, BeforeModelCallEvent, Message, Model, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+import { AfterToolCallEvent, BeforeModelCallEvent, Message, Model, ToolResultBlock } from '@strands-agents/sdk'
 import {
   FileStorage as SdkFileStorage,
   InMemoryStorage as SdkInMemoryStorage,
 } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
-import { blockTexts, getBytes, mediaPlaceholders, toContentBlocks } from './content.js'
-import { counting, heuristicContentTokens } from './counting.js'
-import { SHORT_TEXT_UNITS, mustYield, native, yieldToEventLoop } from './native.js'
-import { CHARS_PER_TOKEN, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
-import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
-import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, OffloadManifest, manifestEntries, opaqueId } from './manifest.js'
+import { OffloadEngine } from './engine.js'
+import { mustYield, yieldToEventLoop } from './native.js'
+import { DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
+import { EPHEMERAL_SESSION_PREFIX, opaqueId } from './manifest.js'
 import { checkSessionId } from './manifest-keys.js'
-import { holdStates, sweepManifestSoon } from './manifest-sweep.js'
-import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { RETRIEVAL_TOOL_NAME, createRetrievalTool } from './retrieval-tool.js'
-import { OFFLOAD_EVENT, OffloaderCounters, traceEvent } from './telemetry.js'
-import { countTokensSync } from './tokens.js'
+import { OFFLOAD_EVENT, traceEvent } from './telemetry.js'
 import { isDelegatingAgentTool, isLocalSandbox, logger, OFFLOADER_NAMESPACE, recordingSpan, sandboxOf } from './sdk.js'
-import { discardStored, storeBlocks, transferTexts } from './store-blocks.js'
+import { toContentBlocks, toSdkBlock } from './sdk-blocks.js'
 import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
-import { NATIVE, nativeFor, tagged } from './storage/native-backed.js'
-import { BUDGET, syncClock, ttlMs } from './lifecycle.js'
+import { NATIVE, tagged } from './storage/native-backed.js'
+import { ttlMs } from './lifecycle.js'
 import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
-
-/**
- * `values` when none is a promise (the caller need not wait at all), else
- * `Promise.all(values)`.
- * @template T
- * @param {Array<T | Promise<T>>} values
- * @returns {T[] | Promise<T[]>}
- */
-function settled(values) {
-  return values.some((v) => v instanceof Promise) ? Promise.all(values) : values
-}
 
 /**
  * Plugin that offloads oversized tool results (drop-in for the SDK's ContextOffloader).
@@ -106,30 +90,13 @@ export class ContextOffloader {
   _retrievalTool
   /** Whether `_storage` is the agent's own storage, one of ours (see `initAgent`). */
   _usesAgentStorage = false
-  /** The validated options (see ./options.js). */
-  _options
-  /** Resolves with the native encoding's longest token in bytes (native tokenizers only). */
-  _encodingReady
-  /** The agent the plugin was last added to (for `offload()` without an agent). */
-  _lastAgent
-  /** The first agent the plugin was added to (it adopts `offload()`s made before any agent). */
-  _firstAgent
-  /** The per-agent FileStorage view used by `offload()` without any agent. */
-  _detachedView
-  /** Counters returned by `stats()`. */
-  _counters = new OffloaderCounters()
-  /** What was offloaded per session (opaque references, `list`); created with the storage. */
-  _manifest
+  /** The engine this plugin offloads with (options, counters, manifest, tokenizer; see ./engine.js). */
+  _engine
 
   /** @param {import('../index.d.ts').ContextOffloaderConfig} [config] */
   constructor(config = {}) {
     const options = resolveOptions(config, ContextOffloader._DEFAULT_EVICT_AFTER_CYCLES)
-    this._options = options
-    if (options.nativeTokenizer) {
-      // The vocabulary loads on a worker thread while the agent starts.
-      this._encodingReady = native.loadEncoding(options.tokenizer)
-      this._encodingReady.catch(() => {})
-    }
+    this._engine = new OffloadEngine(options)
     if (config.storage) this._resolveAndSetStorage(config.storage)
     this._maxResultTokens = options.maxResultTokens
     this._previewTokens = options.previewTokens
@@ -137,8 +104,19 @@ export class ContextOffloader {
     this._evictAfterCycles = options.evictAfterCycles
   }
 
+  /** The validated options (see ./options.js). */
+  get _options() {
+    return this._engine.options
+  }
+
+  /** Resolves with the native encoding's longest token in bytes (native tokenizers only). */
+  get _encodingReady() {
+    return this._engine.encodingReady
+  }
+
   _resolveAndSetStorage(storage) {
     this._storage = isOffloaderStorage(storage) ? storage : resolveNamespace(storage, OFFLOADER_NAMESPACE)
+    this._engine.storage = this._storage
     this._sandboxableStorage =
       !isOffloaderStorage(this._storage) && 'forSandbox' in this._storage ? this._storage : undefined
   }
@@ -238,21 +216,11 @@ export class ContextOffloader {
   /** The retrieval tool (unless `includeRetrievalTool` is false). */
   getTools() {
     if (!this._includeRetrievalTool) return []
-    const { extendedRetrieval, opaqueReferences, nativeTokenizer, tokenizer } = this._options
     this._retrievalTool ??= createRetrievalTool({
-      extended: extendedRetrieval,
-      retrieval: new Retrieval({
+      extended: this._options.extendedRetrieval,
+      retrieval: this._engine.retrieval({
         storageFor: (context) => this._storageForToolContext(context),
-        sessionsOf: (agent) => this._sessionsOf(agent),
-        manifestOf: () => this._manifestOf(),
-        opaque: opaqueReferences,
-        extended: extendedRetrieval,
-        // The SDK's budget (slicing floors it), within what the native search takes.
-        maxChars: Math.min(Math.floor(this._maxResultTokens * CHARS_PER_TOKEN), MAX_OUTPUT_UNITS),
-        maxResultTokens: this._maxResultTokens,
-        encoding: nativeTokenizer ? tokenizer : undefined,
-        encodingReady: this._encodingReady,
-        counters: this._counters,
+        sessionsOf: (context) => this._sessionsOf(context?.agent),
         onUse: (reference, context) => this._used(reference, context?.agent),
       }),
     })
@@ -267,38 +235,12 @@ export class ContextOffloader {
    * served, and errors (offloads whose storage failed, retrieval answers that are errors).
    */
   stats() {
-    return this._counters.snapshot()
-  }
-
-  /** Whether offloads are recorded in a manifest (opaque references or extended retrieval). */
-  _keepsManifest() {
-    return this._options.opaqueReferences || this._options.extendedRetrieval
+    return this._engine.counters.snapshot()
   }
 
   /** The manifest, kept in the plugin's storage when it has a key-value side. */
   _manifestOf() {
-    if (this._manifest) return this._manifest
-    const storage = this._storage
-    let persisted
-    try {
-      if (storage && typeof storage.namespace === 'function' && typeof storage.write === 'function') {
-        persisted = storage.namespace(MANIFEST_NAMESPACE)
-      }
-    } catch (err) {
-      logger.warn('the offload manifest is kept in memory only: its storage namespace failed', err)
-    }
-    // Our storages tell which references they still hold: `list` shows only those.
-    const nativeStore = storage?.[NATIVE]
-    const holds =
-      typeof nativeStore?.holdsEach === 'function'
-        ? (refs) => {
-            // Judged by the storage's clock (an injected `clock` included).
-            syncClock(storage, nativeStore)
-            return holdStates(nativeStore, refs)
-          }
-        : undefined
-    this._manifest = new OffloadManifest(persisted, holds)
-    return this._manifest
+    return this._engine.manifestOf()
   }
 
   /** Whether each agent gets its own storage (sandboxed storages, and file storages as in the SDK). */
@@ -339,180 +281,46 @@ export class ContextOffloader {
   }
 
   /**
-   * Counts a tool result's tokens with the configured tokenizer and decides whether it
-   * exceeds `maxResultTokens`. With a native tokenizer the decision stops as soon as
-   * the threshold is passed; the exact (or, for long texts, estimated) total is only
-   * computed once the result is known to be offloaded.
-   * @returns {Promise<{ exceeds: boolean, tokens?: number, approximate?: boolean, compact: Map<number, string> }>}
+   * Counts a tool result's tokens with the configured tokenizer (the agent model's
+   * `countTokens` with `tokenizer: 'model'`) and decides whether it exceeds
+   * `maxResultTokens` (see the engine's `decide`).
    */
-  async _decide(content, resultBlock, agent) {
-    const compact = new Map()
-    const { tokenizer } = this._options
-    if (tokenizer === 'model' || tokenizer === 'heuristic') {
-      const model = tokenizer === 'model' ? agent?.model : undefined
-      // A model whose countTokens is the SDK base class's heuristic is asked nothing: the
-      // same heuristic runs here, without building a message (the same count).
-      const tokens = model && model.countTokens !== Model.prototype.countTokens
-        ? await model.countTokens([new Message({ role: 'user', content: [resultBlock] })])
-        : heuristicContentTokens(content)
-      return { exceeds: tokens > this._maxResultTokens, tokens, approximate: true, compact }
-    }
-    // Token counts are whole: `tokens > 2500.5` is `tokens > 2500`; nothing exceeds Infinity.
-    if (this._maxResultTokens === Infinity) return { exceeds: false, compact }
-    const limit = Math.floor(this._maxResultTokens)
-    const maxTokenBytes = await this._encodingReady
-    const exceeds = await counting.exceedsLimit(content, tokenizer, limit, maxTokenBytes, compact)
-    return { exceeds, compact }
-  }
-
-  /**
-   * The header's token figure: the decision's count (right away), or a native count of
-   * every block (a promise).
-   */
-  _headerMeasure(content, decision) {
-    if (decision.tokens !== undefined) return { tokens: decision.tokens, approximate: decision.approximate }
-    return this._encodingReady.then(() =>
-      counting.contentTokens(content, this._options.tokenizer, this._options.exactCountLimit, decision.compact),
-    )
-  }
-
-  /**
-   * The preview of a result's texts and, when built natively, their UTF-8 for storing.
-   * The SDK's head preview of short texts is returned right away; the rest as a promise.
-   */
-  _preview(content, texts, storage) {
-    const { nativeTokenizer, previewMode, tokenizer } = this._options
-    if (nativeTokenizer || previewMode !== 'head') {
-      const encoding = nativeTokenizer ? tokenizer : undefined
-      const built = nativePreview(content, texts, {
-        mode: previewMode,
-        previewTokens: this._previewTokens,
-        headShare: this._options.headShare,
-        encoding,
-        encodingReady: this._encodingReady,
-      })
-      return built.then((b) => ({ ...b, nativeTexts: new Map() }))
-    }
-    const preview = texts.size > 0 ? headPreview([...texts.values()], this._previewTokens) : ''
-    // Native storages take the texts from native memory (handed over in slices, off the event loop).
-    // Long texts go to native memory now, in slices with yields (short ones as strings when stored).
-    const long = nativeFor(storage, 'store') && [...texts.values()].some((t) => t.length > SHORT_TEXT_UNITS)
-    if (!long) return { preview, utf8: new Map(), nativeTexts: new Map() }
-    return transferTexts(texts).then((nativeTexts) => ({ preview, utf8: new Map(), nativeTexts }))
+  _decide(content, resultBlock, agent) {
+    const model = this._options.tokenizer === 'model' ? agent?.model : undefined
+    // A model whose countTokens is the SDK base class's heuristic is asked nothing: the
+    // same heuristic runs in the engine, without building a message (the same count).
+    const modelCount =
+      model && model.countTokens !== Model.prototype.countTokens
+        ? () => model.countTokens([new Message({ role: 'user', content: [resultBlock] })])
+        : undefined
+    return this._engine.decide(content, modelCount)
   }
 
   /**
    * Stores every block of `content` under `<keyPrefix>_<i>` and builds the replacement
-   * content. Resolves with `null` when storing failed and the original is to be kept.
+   * content (the SDK's blocks). Resolves with `null` when storing failed and the
+   * original is to be kept.
    */
   async _offloadBlocks(content, keyPrefix, agent, decision, tags = {}) {
-    const texts = blockTexts(content)
-    let storage
-    let storageError
-    try {
+    const ttl = tags.ttlMs ?? this._options.ttlMs
+    const offloaded = await this._engine.offloadBlocks(content, keyPrefix, decision, {
       // What is stored carries the agent's session (the SDK's `agent.sessionId`) and
       // the lifetime asked for, on storages that keep them (ours).
-      const sessionId = tags.sessionId ?? agentSessionId(agent)
-      storage = tagged(this._storageForAgent(agent), sessionId, tags.ttlMs ?? this._options.ttlMs)
-      if (storage?.[NATIVE]) syncClock(storage, storage[NATIVE])
-    } catch (err) {
-      storageError = err
-    }
-    // Counting and previewing run side by side; if either fails, both are awaited (no
-    // rejection is left unhandled). Small results need neither to wait.
-    const prepared = settled([this._preview(content, texts, storage), this._headerMeasure(content, decision)])
-    const [{ preview, utf8, nativeTexts }, measure] = prepared instanceof Promise ? await prepared : prepared
-
-    // Bytes per block as the stores report them; before storing (a byte budget's check)
-    // from the native UTF-8 or native text when there is one, a pass over the string
-    // only for a short text.
-    const bytesOfBlock = (block, i) => {
-      const text = texts.get(i)
-      if (text === undefined) return getBytes(block)?.length ?? 0
-      return utf8.get(i)?.byteLength ?? nativeTexts.get(i)?.utf8Length ?? Buffer.byteLength(text, 'utf8')
-    }
-    const bytesOf = () => content.map(bytesOfBlock)
-    let references
-    let bytes
-    try {
-      if (storageError) throw storageError
-      references = await storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytesOf })
-      // A block that was not stored (nothing to store, kept inline) reports no length.
-      bytes = references.map((r, i) => r.byteLength ?? (r.ref ? bytesOfBlock(content[i], i) : 0))
-      if (this._keepsManifest()) {
-        references = await this._recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags).catch((err) => {
-          discardStored(storage, references)
-          throw err
-        })
-        // A store under a byte budget may have evicted artifacts listed in the manifest.
-        if (storage?.[BUDGET] !== undefined) sweepManifestSoon(storage[NATIVE])
-      }
-      if (!isOffloaderStorage(storage)) {
+      storageOf: () => tagged(this._storageForAgent(agent), tags.sessionId ?? agentSessionId(agent), ttl),
+      session: tags.sessionId ?? sessionOf(agent),
+      toolName: tags.toolName ?? keyPrefix,
+      ttl,
+      stored: (references) => {
         const storedAt = agent?.metrics?.cycleCount ?? 0
         for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.storageRef ?? entry.ref, storedAt)
-      }
-    } catch (err) {
-      this._counters.errors.offload += 1
-      if (this._options.onStorageError === 'truncate') {
-        logger.warn(`key=<${keyPrefix}> | failed to offload tool result, keeping only the preview`, err)
-        // Opaque references promise that no storage detail (a path, a bucket) reaches the model.
-        const reason = this._options.opaqueReferences ? new Error('the storage failed') : err
-        const text = truncatedText(content.length, measure, preview, reason)
-        const replacement = [new TextBlock(text), ...mediaPlaceholders(content, [], 'dropped')]
-        return { text, content: replacement, references: [], measure, truncated: true }
-      }
-      logger.warn(`tool_use_id=<${keyPrefix}> | failed to offload tool result, keeping original`, err)
-      return null
-    }
-    logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
-    const text = offloadedText(content.length, references, measure, preview, this._includeRetrievalTool)
-    const replacement = [new TextBlock(text), ...mediaPlaceholders(content, references)]
-    const stored = references.filter((r) => r.ref)
-    this._counters.offloads += 1
-    this._counters.blocksStored += stored.length
-    this._counters.bytesOffloaded += bytes.reduce((a, b) => a + b, 0)
-    this._counters.tokensBefore += measure.tokens
-    this._counters.tokensAfter += this._tokensOf(text)
-    return { text, content: replacement, references, measure, truncated: false, bytes }
-  }
-
-  /** Tokens of a text the model sees: exact with a native tokenizer, else 4 characters per token. */
-  _tokensOf(text) {
-    const { nativeTokenizer, tokenizer } = this._options
-    if (nativeTokenizer) {
-      try {
-        return countTokensSync(text, tokenizer)
-      } catch {
-        // The vocabulary failed to load: the heuristic below.
-      }
-    }
-    return Math.ceil(text.length / CHARS_PER_TOKEN)
-  }
-
-  /**
-   * Records what an offload stored in the session's manifest and returns the references
-   * as the model is to see them: opaque ids (with `storageRef`, the storage's reference),
-   * or the storage references themselves.
-   */
-  async _recordManifest(content, texts, references, bytes, keyPrefix, agent, measure, tags) {
-    const { entries, shown } = manifestEntries(content, texts, references, bytes, measure, {
-      keyPrefix,
-      toolName: tags.toolName ?? keyPrefix,
-      ttl: tags.ttlMs ?? this._options.ttlMs,
-      opaque: this._options.opaqueReferences,
+      },
+      recorded: (session, entries) => {
+        if (this._evictAfterCycles === null || isOffloaderStorage(this._storage)) return
+        for (const entry of entries) this._manifestEntryOf.set(entry.reference, { session, entry })
+      },
     })
-    const session = tags.sessionId ?? sessionOf(agent)
-    try {
-      await this._manifestOf().record(session, entries)
-    } catch (err) {
-      // Every id is stored or none is: an id whose entry is missing would never resolve.
-      await this._manifestOf().forget(session, entries)
-      throw err
-    }
-    if (this._evictAfterCycles !== null && !isOffloaderStorage(this._storage)) {
-      for (const entry of entries) this._manifestEntryOf.set(entry.reference, { session, entry })
-    }
-    return shown
+    if (offloaded) offloaded.content = offloaded.content.map(toSdkBlock)
+    return offloaded
   }
 
   async _handleToolResult(event) {
@@ -554,7 +362,7 @@ export class ContextOffloader {
       'context_offloader.tool_name': toolName,
       'context_offloader.bytes': (offloaded.bytes ?? []).reduce((a, b) => a + b, 0),
       'context_offloader.tokens_before': offloaded.measure.tokens,
-      'context_offloader.tokens_after': this._tokensOf(offloaded.text),
+      'context_offloader.tokens_after': this._engine.tokensOf(offloaded.text),
       'context_offloader.preview': this._options.previewMode,
       'context_offloader.truncated': offloaded.truncated,
       'context_offloader.duration_ms': durationMs,

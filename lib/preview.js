@@ -1,8 +1,8 @@
 // The text that replaces an offloaded tool result: the header with the token figure,
 // the guidance paragraph (the SDK's wording), the preview, and the stored references;
 // or, when storing failed under `onStorageError: 'truncate'`, the truncation notice.
+import { isJson } from './content.js'
 import { localeCount } from './numbers.js'
-import { JsonBlock } from '@strands-agents/sdk'
 import { native, toNativeText } from './native.js'
 import { CHARS_PER_TOKEN } from './options.js'
 
@@ -31,7 +31,7 @@ export async function nativePreview(content, texts, { mode, previewTokens, headS
   const builder = new native.PreviewBuilder()
   const indices = []
   for (const [i, text] of texts) {
-    builder.add(await toNativeText(text), content[i] instanceof JsonBlock)
+    builder.add(await toNativeText(text), isJson(content[i]))
     indices.push(i)
   }
   if (encoding) await encodingReady

@@ -62,8 +62,8 @@ export class Retrieval {
   /**
    * @param {object} options
    * @param {(context: unknown) => object} options.storageFor - the storage serving a tool call
-   * @param {(agent: unknown) => string[]} options.sessionsOf - the manifest sessions a calling
-   *   agent reads: its own first, then any whose entries it may also read
+   * @param {(context: unknown) => string[]} options.sessionsOf - the manifest sessions a tool
+   *   call reads: its own first, then any whose entries it may also read
    * @param {() => import('./manifest.js').OffloadManifest} options.manifestOf - the plugin's manifest
    * @param {boolean} options.opaque - references are manifest ids
    * @param {boolean} options.extended - paging, query and list
@@ -74,6 +74,8 @@ export class Retrieval {
    * @param {import('./telemetry.js').OffloaderCounters} options.counters
    * @param {(reference: string, context: unknown) => void} [options.onUse] - told of every
    *   storage reference a tool call reads (a retrieval is a use, for cycle eviction)
+   * @param {boolean} [options.parseJson=true] - a full retrieval of JSON answers it parsed
+   *   (the SDK's answer), else its text
    */
   constructor(options) {
     Object.assign(this, options)
@@ -118,7 +120,7 @@ export class Retrieval {
 
   async _answer(input, context, mode, outcome) {
     if (this.extended && mode === 'list') {
-      const lists = await Promise.all(this.sessionsOf(context?.agent).map((s) => this.manifestOf().list(s)))
+      const lists = await Promise.all(this.sessionsOf(context).map((s) => this.manifestOf().list(s)))
       const seen = new Set()
       const entries = lists.flat().filter((e) => !seen.has(e.id) && seen.add(e.id))
       entries.sort((a, b) => b.created - a.created || b.seq - a.seq)
@@ -176,14 +178,16 @@ export class Retrieval {
         native.answerContentPage(bytes, stored.contentType, request, asked, this._budget(), this.encoding),
       )
     }
-    if (result.content != null) return decodeStoredContent(asUint8Array(result.content), result.contentType, input.reference)
+    if (result.content != null) {
+      return decodeStoredContent(asUint8Array(result.content), result.contentType, input.reference, this.parseJson !== false)
+    }
     if (result.isFinal) return result.text
     if (result.text == null || page > MAX_OUTPUT_UNITS) {
       const count = result.pages ?? MAX_OUTPUT_UNITS
       return `Error: page ${page} is past the end of this answer (${count} page${count === 1 ? '' : 's'}).`
     }
     outcome.pages = 1
-    if (result.whole && result.json) {
+    if (result.whole && result.json && this.parseJson !== false) {
       // One page that is the whole JSON text: the parsed JSON, as the SDK returns it.
       try {
         return JSON.parse(result.text)
@@ -217,7 +221,7 @@ export class Retrieval {
    */
   async _storageReference(shown, context) {
     if (!this.opaque) return { reference: shown, issued: true }
-    const [session, ...others] = this.sessionsOf(context?.agent)
+    const [session, ...others] = this.sessionsOf(context)
     // Taken first for every id: its cost (one small read, the first time in a process)
     // is the same whether the id was issued or not.
     const sample = await this.manifestOf().anyEntry(session)
@@ -236,6 +240,6 @@ export class Retrieval {
   async _sdkAnswer(storage, input, shown) {
     if (!isFullRetrieval(input)) return searchStored(storage, input, this.maxChars)
     const result = await retrieveContent(storage, input.reference)
-    return decodeStoredContent(result.content, result.contentType, shown)
+    return decodeStoredContent(result.content, result.contentType, shown, this.parseJson !== false)
   }
 }

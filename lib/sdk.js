@@ -49,6 +49,7 @@ let sdkAgentAsTool = sdkInternal('./agent/agent-as-tool.js', (m) => (sdkAgentAsT
 let sdkLocalSandbox = sdkInternal('./sandbox/not-a-sandbox-local-environment.js', (m) => (sdkLocalSandbox = m))
 const sdkErrors = sdkInternal('./errors.js', (m) => {
   if (m?.SessionError) SessionError = m.SessionError
+  if (m?.StorageError) StorageError = m.StorageError
 })
 
 /** The OpenTelemetry API the SDK traces with (its optional peer), resolved from the SDK; absent when not installed. */
@@ -119,6 +120,32 @@ export let SessionError =
       this.name = 'SessionError'
     }
   }
+
+/**
+ * The SDK's `StorageError` (the class its entry point exports) when the SDK is
+ * installed, else a look-alike: the storages throw it without the SDK being loaded.
+ */
+export let StorageError =
+  sdkErrors?.StorageError ??
+  class StorageError extends Error {
+    constructor(message, options) {
+      super(message, options)
+      this.name = 'StorageError'
+    }
+  }
+
+/**
+ * The SDK's own sandboxed offloader `FileStorage` class, loaded when first asked for (only
+ * agents whose tools run in a sandbox need it); `undefined` without the SDK.
+ */
+export function sdkFileStorageClass() {
+  if (sdkEntry === undefined) return undefined
+  try {
+    return createRequire(sdkEntry)('@strands-agents/sdk/vended-plugins/context-offloader').FileStorage
+  } catch {
+    return undefined
+  }
+}
 
 /** Marks a unified storage view as already namespaced (registered globally by the SDK). */
 export const NAMESPACED = Symbol.for('strands.storage.namespaced')

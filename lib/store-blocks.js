@@ -6,8 +6,7 @@
 // Every native store is requested synchronously when `storeBlock` is called (before its
 // first `await`), so blocks stored with `Promise.all` are numbered in block order, as the
 // SDK numbers them.
-import { DocumentBlock, JsonBlock, TextBlock } from '@strands-agents/sdk'
-import { getBytes, isMedia, isTextual, mediaContentType, staysInline } from './content.js'
+import { getBytes, isJson, isMedia, isText, isTextual, mediaContentType, staysInline } from './content.js'
 import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toNativeText, toNativeTextNow, yieldToEventLoop } from './native.js'
 import { BUDGET } from './lifecycle.js'
 import { localeCount } from './numbers.js'
@@ -35,7 +34,7 @@ async function storeNatively(storage, nativeStore, method, key, payload, content
 
 /** The description of a stored text or JSON block. */
 function textDescription(block, byteLength) {
-  return block instanceof TextBlock
+  return isText(block)
     ? `text, ${localeCount(block.text.length)} chars`
     : `json, ${localeCount(byteLength)} bytes`
 }
@@ -55,7 +54,7 @@ export function storeBlock(storage, block, key, parts) {
   const { text, nativeText, encoded } = parts
   if (!encoded && !nativeText && isTextual(block) && text.length <= SHORT_TEXT_UNITS) {
     const nativeStore = nativeFor(storage, 'store')
-    const contentType = block instanceof TextBlock ? 'text/plain' : 'application/json'
+    const contentType = isText(block) ? 'text/plain' : 'application/json'
     // Strings of characters below U+0100 go over as their bytes (V8 copies them as they
     // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD.
     // (`/[^\x00-\xff]/` is answered at once for V8's one-byte strings.)
@@ -72,8 +71,8 @@ export function storeBlock(storage, block, key, parts) {
 
 /** {@link storeBlock} for what it cannot store right away. */
 async function storeBlockLater(storage, block, key, { text, nativeText, encoded }) {
-  if ((block instanceof TextBlock && block.text) || block instanceof JsonBlock) {
-    const contentType = block instanceof TextBlock ? 'text/plain' : 'application/json'
+  if ((isText(block) && block.text) || isJson(block)) {
+    const contentType = isText(block) ? 'text/plain' : 'application/json'
     let ref
     let byteLength
     const nativeStore = nativeFor(storage, 'store')
@@ -107,7 +106,7 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
   }
   const bytes = getBytes(block)
   const contentType = mediaContentType(block)
-  const label = block instanceof DocumentBlock ? block.name : contentType
+  const label = block.type === 'documentBlock' ? block.name : contentType
   const ref = await storeContent(storage, key, bytes, contentType)
   return { ref, contentType, description: `${label}, ${localeCount(bytes.length)} bytes`, byteLength: bytes.length }
 }

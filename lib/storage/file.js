@@ -1,8 +1,7 @@
 // FileStorage: offloaded blocks as files in one directory with the SDK's file names,
 // written crash-safely in Rust, and the SDK's `LocalFileStorage` layout for the unified
 // storage interface in the same directory.
-import { FileStorage as SdkFileStorage } from '@strands-agents/sdk/vended-plugins/context-offloader'
-import { NAMESPACED } from '../sdk.js'
+import { NAMESPACED, sdkFileStorageClass } from '../sdk.js'
 import { asUint8Array, native, toBytes } from '../native.js'
 import { describe } from '../numbers.js'
 import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
@@ -69,6 +68,8 @@ export class FileStorage extends NativeBackedStorage {
    * @internal
    */
   _sandboxView(sandbox) {
+    const SdkFileStorage = sdkFileStorageClass()
+    if (!SdkFileStorage) throw new Error('an agent in a sandbox needs @strands-agents/sdk installed')
     return new SdkFileStorage({ artifactDir: this.artifactDir, sandbox })
   }
 

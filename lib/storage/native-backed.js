@@ -1,10 +1,9 @@
 // The base of our three storages: one native store behind both of the SDK's storage
 // interfaces, the offloader's (`store`/`retrieve`) and the unified one (`write`/`read`/
 // `delete`/`list`/`namespace`, keys normalised natively as the SDK's `normalizeKey`).
-import { StorageError } from '@strands-agents/sdk'
 import { syncClock } from '../lifecycle.js'
 import { checkSessionId, legacyManifestPrefix, manifestPrefix } from '../manifest-keys.js'
-import { logger } from '../sdk.js'
+import { StorageError, logger } from '../sdk.js'
 import { asUint8Array, mustYield, toBytes, yieldToEventLoop } from '../native.js'
 import { namespaceView } from './unified.js'
 import { sweepManifestQuietly } from '../manifest-sweep.js'

@@ -1,8 +1,7 @@
 // The SDK's unified `Storage` interface (`write`/`read`/`delete`/`list`/`namespace`) as
 // the plugin meets it: namespaced views with the SDK's prefix rules, and storing a block
 // into any storage, offloader-style (`store`/`retrieve`) or unified (framed bytes).
-import { StorageError } from '@strands-agents/sdk'
-import { EPHEMERAL, NAMESPACED, frameContent, unframeContent } from '../sdk.js'
+import { EPHEMERAL, NAMESPACED, StorageError, frameContent, unframeContent } from '../sdk.js'
 
 /** Whether `storage` has the offloader interface (the SDK plugin's own test). */
 export function isOffloaderStorage(storage) {

@@ -1,0 +1,302 @@
+// The offload engine every adapter shares, with no agent framework in it: the offload
+// decision (token counting against `maxResultTokens`), a result's way through storing
+// (preview, store every block, record the manifest, build the replacement text), the
+// counters, and the retrieval answers. What is about one framework (which storage and
+// session serve a call, how its model counts tokens, cycle eviction, its block classes)
+// the adapter passes in.
+import { blockTexts, getBytes, mediaPlaceholders, textBlock } from './content.js'
+import { counting, heuristicContentTokens } from './counting.js'
+import { SHORT_TEXT_UNITS, native } from './native.js'
+import { CHARS_PER_TOKEN } from './options.js'
+import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
+import { MANIFEST_NAMESPACE, OffloadManifest, manifestEntries } from './manifest.js'
+import { holdStates, sweepManifestSoon } from './manifest-sweep.js'
+import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
+import { OffloaderCounters } from './telemetry.js'
+import { countTokensSync } from './tokens.js'
+import { logger } from './sdk.js'
+import { discardStored, storeBlocks, transferTexts } from './store-blocks.js'
+import { NATIVE, nativeFor } from './storage/native-backed.js'
+import { BUDGET, syncClock } from './lifecycle.js'
+import { isOffloaderStorage } from './storage/unified.js'
+
+/**
+ * `values` when none is a promise (the caller need not wait at all), else
+ * `Promise.all(values)`.
+ * @template T
+ * @param {Array<T | Promise<T>>} values
+ * @returns {T[] | Promise<T[]>}
+ */
+function settled(values) {
+  return values.some((v) => v instanceof Promise) ? Promise.all(values) : values
+}
+
+/**
+ * One adapter's engine: its validated options (see ./options.js), its counters, its
+ * manifest and its tokenizer. `storage` is set by the adapter (at construction, or when
+ * the agent it serves is known) before anything is offloaded.
+ */
+export class OffloadEngine {
+  /** The validated options. */
+  options
+  /** Counters returned by `stats()`. */
+  counters = new OffloaderCounters()
+  /** Resolves with the native encoding's longest token in bytes (native tokenizers only). */
+  encodingReady
+  /** The storage the manifest is kept in (the adapter's, before any per-agent view). */
+  storage
+  /** What was offloaded per session (opaque references, `list`); created with the storage. */
+  _manifest
+
+  /** @param {ReturnType<import('./options.js').resolveOptions>} options */
+  constructor(options) {
+    this.options = options
+    if (options.nativeTokenizer) {
+      // The vocabulary loads on a worker thread while the agent starts.
+      this.encodingReady = native.loadEncoding(options.tokenizer)
+      this.encodingReady.catch(() => {})
+    }
+  }
+
+  /** Whether offloads are recorded in a manifest (opaque references or extended retrieval). */
+  keepsManifest() {
+    return this.options.opaqueReferences || this.options.extendedRetrieval
+  }
+
+  /** The manifest, kept in the engine's storage when it has a key-value side. */
+  manifestOf() {
+    if (this._manifest) return this._manifest
+    const storage = this.storage
+    let persisted
+    try {
+      if (storage && typeof storage.namespace === 'function' && typeof storage.write === 'function') {
+        persisted = storage.namespace(MANIFEST_NAMESPACE)
+      }
+    } catch (err) {
+      logger.warn('the offload manifest is kept in memory only: its storage namespace failed', err)
+    }
+    // Our storages tell which references they still hold: `list` shows only those.
+    const nativeStore = storage?.[NATIVE]
+    const holds =
+      typeof nativeStore?.holdsEach === 'function'
+        ? (refs) => {
+            // Judged by the storage's clock (an injected `clock` included).
+            syncClock(storage, nativeStore)
+            return holdStates(nativeStore, refs)
+          }
+        : undefined
+    this._manifest = new OffloadManifest(persisted, holds)
+    return this._manifest
+  }
+
+  /**
+   * Counts a result's tokens with the configured tokenizer and decides whether it
+   * exceeds `maxResultTokens`. With `tokenizer: 'model'` or `'heuristic'`, `modelCount`
+   * (the adapter's model, when it has one) counts, else the SDK's heuristic. With a
+   * native tokenizer the decision stops as soon as the threshold is passed; the exact
+   * (or, for long texts, estimated) total is only computed once the result is known to
+   * be offloaded.
+   * @param {unknown[]} content - the result's blocks
+   * @param {(() => Promise<number>) | undefined} [modelCount]
+   * @returns {Promise<{ exceeds: boolean, tokens?: number, approximate?: boolean, compact: Map<number, string> }>}
+   */
+  async decide(content, modelCount) {
+    const compact = new Map()
+    const { tokenizer, maxResultTokens } = this.options
+    if (tokenizer === 'model' || tokenizer === 'heuristic') {
+      const tokens = modelCount ? await modelCount() : heuristicContentTokens(content)
+      return { exceeds: tokens > maxResultTokens, tokens, approximate: true, compact }
+    }
+    // Token counts are whole: `tokens > 2500.5` is `tokens > 2500`; nothing exceeds Infinity.
+    if (maxResultTokens === Infinity) return { exceeds: false, compact }
+    const limit = Math.floor(maxResultTokens)
+    const maxTokenBytes = await this.encodingReady
+    const exceeds = await counting.exceedsLimit(content, tokenizer, limit, maxTokenBytes, compact)
+    return { exceeds, compact }
+  }
+
+  /**
+   * The header's token figure: the decision's count (right away), or a native count of
+   * every block (a promise).
+   */
+  _headerMeasure(content, decision) {
+    if (decision.tokens !== undefined) return { tokens: decision.tokens, approximate: decision.approximate }
+    return this.encodingReady.then(() =>
+      counting.contentTokens(content, this.options.tokenizer, this.options.exactCountLimit, decision.compact),
+    )
+  }
+
+  /**
+   * The preview of a result's texts and, when built natively, their UTF-8 for storing.
+   * The SDK's head preview of short texts is returned right away; the rest as a promise.
+   */
+  _preview(content, texts, storage) {
+    const { nativeTokenizer, previewMode, tokenizer, previewTokens, headShare } = this.options
+    if (nativeTokenizer || previewMode !== 'head') {
+      const encoding = nativeTokenizer ? tokenizer : undefined
+      const built = nativePreview(content, texts, {
+        mode: previewMode,
+        previewTokens,
+        headShare,
+        encoding,
+        encodingReady: this.encodingReady,
+      })
+      return built.then((b) => ({ ...b, nativeTexts: new Map() }))
+    }
+    const preview = texts.size > 0 ? headPreview([...texts.values()], previewTokens) : ''
+    // Native storages take the texts from native memory (handed over in slices, off the event loop).
+    // Long texts go to native memory now, in slices with yields (short ones as strings when stored).
+    const long = nativeFor(storage, 'store') && [...texts.values()].some((t) => t.length > SHORT_TEXT_UNITS)
+    if (!long) return { preview, utf8: new Map(), nativeTexts: new Map() }
+    return transferTexts(texts).then((nativeTexts) => ({ preview, utf8: new Map(), nativeTexts }))
+  }
+
+  /**
+   * Stores every block of `content` under `<keyPrefix>_<i>` and builds the replacement:
+   * `{ text, content, references, measure, truncated, bytes }`, where `content` is the
+   * replacement text block and the media placeholders, as plain blocks (see
+   * ./content.js). Resolves with `null` when storing failed and the original is kept.
+   * @param {unknown[]} content - the result's blocks
+   * @param {string} keyPrefix
+   * @param {Awaited<ReturnType<OffloadEngine['decide']>>} decision
+   * @param {object} place - where and for whom it is stored
+   * @param {() => object} place.storageOf - the storage to store in (may throw)
+   * @param {string} place.session - the manifest session the references are issued in
+   * @param {string} place.toolName
+   * @param {number | null | undefined} place.ttl - the lifetime (ms) of what is stored
+   * @param {(references: object[], storage: object) => void} [place.stored] - told of what a
+   *   non-offloader (unified) storage got
+   * @param {(session: string, entries: object[]) => void} [place.recorded] - told of the
+   *   manifest entries recorded
+   */
+  async offloadBlocks(content, keyPrefix, decision, place) {
+    const texts = blockTexts(content)
+    let storage
+    let storageError
+    try {
+      storage = place.storageOf()
+      if (storage?.[NATIVE]) syncClock(storage, storage[NATIVE])
+    } catch (err) {
+      storageError = err
+    }
+    // Counting and previewing run side by side; if either fails, both are awaited (no
+    // rejection is left unhandled). Small results need neither to wait.
+    const prepared = settled([this._preview(content, texts, storage), this._headerMeasure(content, decision)])
+    const [{ preview, utf8, nativeTexts }, measure] = prepared instanceof Promise ? await prepared : prepared
+
+    // Bytes per block as the stores report them; before storing (a byte budget's check)
+    // from the native UTF-8 or native text when there is one, a pass over the string
+    // only for a short text.
+    const bytesOfBlock = (block, i) => {
+      const text = texts.get(i)
+      if (text === undefined) return getBytes(block)?.length ?? 0
+      return utf8.get(i)?.byteLength ?? nativeTexts.get(i)?.utf8Length ?? Buffer.byteLength(text, 'utf8')
+    }
+    const bytesOf = () => content.map(bytesOfBlock)
+    const { includeRetrievalTool, onStorageError, opaqueReferences } = this.options
+    let references
+    let bytes
+    try {
+      if (storageError) throw storageError
+      references = await storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytesOf })
+      // A block that was not stored (nothing to store, kept inline) reports no length.
+      bytes = references.map((r, i) => r.byteLength ?? (r.ref ? bytesOfBlock(content[i], i) : 0))
+      if (this.keepsManifest()) {
+        references = await this._recordManifest(content, texts, references, bytes, keyPrefix, measure, place).catch((err) => {
+          discardStored(storage, references)
+          throw err
+        })
+        // A store under a byte budget may have evicted artifacts listed in the manifest.
+        if (storage?.[BUDGET] !== undefined) sweepManifestSoon(storage[NATIVE])
+      }
+      if (!isOffloaderStorage(storage)) place.stored?.(references, storage)
+    } catch (err) {
+      this.counters.errors.offload += 1
+      if (onStorageError === 'truncate') {
+        logger.warn(`key=<${keyPrefix}> | failed to offload tool result, keeping only the preview`, err)
+        // Opaque references promise that no storage detail (a path, a bucket) reaches the model.
+        const reason = opaqueReferences ? new Error('the storage failed') : err
+        const text = truncatedText(content.length, measure, preview, reason)
+        const replacement = [textBlock(text), ...mediaPlaceholders(content, [], 'dropped')]
+        return { text, content: replacement, references: [], measure, truncated: true }
+      }
+      logger.warn(`tool_use_id=<${keyPrefix}> | failed to offload tool result, keeping original`, err)
+      return null
+    }
+    logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
+    const text = offloadedText(content.length, references, measure, preview, includeRetrievalTool)
+    const replacement = [textBlock(text), ...mediaPlaceholders(content, references)]
+    const stored = references.filter((r) => r.ref)
+    this.counters.offloads += 1
+    this.counters.blocksStored += stored.length
+    this.counters.bytesOffloaded += bytes.reduce((a, b) => a + b, 0)
+    this.counters.tokensBefore += measure.tokens
+    this.counters.tokensAfter += this.tokensOf(text)
+    return { text, content: replacement, references, measure, truncated: false, bytes }
+  }
+
+  /** Tokens of a text the model sees: exact with a native tokenizer, else 4 characters per token. */
+  tokensOf(text) {
+    const { nativeTokenizer, tokenizer } = this.options
+    if (nativeTokenizer) {
+      try {
+        return countTokensSync(text, tokenizer)
+      } catch {
+        // The vocabulary failed to load: the heuristic below.
+      }
+    }
+    return Math.ceil(text.length / CHARS_PER_TOKEN)
+  }
+
+  /**
+   * Records what an offload stored in the session's manifest and returns the references
+   * as the model is to see them: opaque ids (with `storageRef`, the storage's reference),
+   * or the storage references themselves.
+   */
+  async _recordManifest(content, texts, references, bytes, keyPrefix, measure, place) {
+    const { entries, shown } = manifestEntries(content, texts, references, bytes, measure, {
+      keyPrefix,
+      toolName: place.toolName,
+      ttl: place.ttl,
+      opaque: this.options.opaqueReferences,
+    })
+    const { session } = place
+    try {
+      await this.manifestOf().record(session, entries)
+    } catch (err) {
+      // Every id is stored or none is: an id whose entry is missing would never resolve.
+      await this.manifestOf().forget(session, entries)
+      throw err
+    }
+    place.recorded?.(session, entries)
+    return shown
+  }
+
+  /**
+   * The retrieval tool's answers for this engine.
+   * @param {object} where - what the adapter knows of a tool call
+   * @param {(context: unknown) => object} where.storageFor - the storage serving a call
+   * @param {(context: unknown) => string[]} where.sessionsOf - the manifest sessions a call reads
+   * @param {(reference: string, context: unknown) => void} [where.onUse] - told of every
+   *   storage reference a call reads
+   * @param {boolean} [where.parseJson=true] - a full retrieval of JSON answers it parsed
+   */
+  retrieval({ storageFor, sessionsOf, onUse, parseJson = true }) {
+    const { extendedRetrieval, opaqueReferences, nativeTokenizer, tokenizer, maxResultTokens } = this.options
+    return new Retrieval({
+      storageFor,
+      sessionsOf,
+      manifestOf: () => this.manifestOf(),
+      opaque: opaqueReferences,
+      extended: extendedRetrieval,
+      // The SDK's budget (slicing floors it), within what the native search takes.
+      maxChars: Math.min(Math.floor(maxResultTokens * CHARS_PER_TOKEN), MAX_OUTPUT_UNITS),
+      maxResultTokens,
+      encoding: nativeTokenizer ? tokenizer : undefined,
+      encodingReady: this.encodingReady,
+      counters: this.counters,
+      onUse,
+      parseJson,
+    })
+  }
+}
