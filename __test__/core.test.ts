@@ -3,7 +3,7 @@
 // plugin's for the same content and options; its JSON Schema held to the plugin tool's;
 // sessions; content parts; hostile arguments; and loading with no agent framework installed.
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test, vi } from 'vitest'
@@ -331,6 +331,8 @@ describe('loading', () => {
       if (flag === 'esm') expect(JSON.parse(run.stdout)).toEqual({ sdk: 'absent', answer: '[Lines 2-3 of 5001]\n\n  2| line\n  3| line' })
       else expect(run.stdout.trim()).toBe('function')
     }
+    // Its typings import nothing either (the adapters' and the plugin's import them).
+    expect(readFileSync(join(ROOT, 'core.d.ts'), 'utf8')).not.toMatch(/^\s*(import|export)\b[^\n]*\bfrom\s+'/m)
     // The plugin's entry still needs the SDK, and says so.
     writeFileSync(join(project, 'plugin.mjs'), `import 'context-offloader'`)
     const plugin = spawnSync(process.execPath, ['plugin.mjs'], { cwd: project, encoding: 'utf8', timeout: 60_000 })

@@ -103,6 +103,13 @@ function writeFiles(dir: string, files: Record<string, string | object>) {
   }
 }
 
+/** Every file the package's `exports` name (entries and their typings), package-relative. */
+function exportedFiles(): string[] {
+  const targets = (value: unknown): string[] =>
+    typeof value === 'string' ? [value] : value && typeof value === 'object' ? Object.values(value).flatMap(targets) : []
+  return [...new Set(targets(pkg.exports).map((p) => p.replace(/^\.\//, '')))].sort()
+}
+
 /** Every JavaScript module under lib/, as package-relative paths (`lib/storage/file.js`). */
 function libModules(): string[] {
   const walk = (dir: string): string[] =>
@@ -238,6 +245,8 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
       },
       'strict/options.ts': STRICT_ESM,
       'strict/require.cts': STRICT_CJS,
+      'strict/core.ts': STRICT_CORE_ESM,
+      'strict/core-require.cts': STRICT_CORE_CJS,
       'src/program.ts': PROGRAM,
       'test/consumer.test.ts': CONSUMER_TEST,
       'bad/type-error.ts': TYPE_ERROR,
@@ -254,12 +263,12 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
   it('the root tarball has the entry, the loader, the typings, the command-line tool and every lib/ module, and no addon', () => {
     const files = rootPacked.files.map((f) => f.path).sort()
     const modules = libModules()
-    expect(modules).toEqual(expect.arrayContaining(['lib/plugin.js', 'lib/retrieval-tool.js', 'lib/storage/file.js']))
-    expect(files).toEqual(
-      expect.arrayContaining(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', 'index.d.ts', 'index.js', 'package.json', ...modules]),
-    )
+    const entries = exportedFiles()
+    expect(modules).toEqual(expect.arrayContaining(['lib/plugin.js', 'lib/retrieval-tool.js', 'lib/storage/file.js', 'lib/offloader.js']))
+    expect(entries).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'core.js', 'core.d.ts', 'package.json']))
+    expect(files).toEqual(expect.arrayContaining(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', ...entries, ...modules]))
     expect(modules).toEqual(expect.arrayContaining(['lib/cli/main.js', 'lib/cli/commands/grep.js']))
-    const allowed = new Set(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', 'index.d.ts', 'index.js', 'package.json', 'README.md', 'LICENSE', ...modules])
+    const allowed = new Set(['bin/context-offloader.mjs', 'binding.cjs', 'binding.d.cts', 'README.md', 'LICENSE', ...entries, ...modules])
     expect(files.filter((f) => !allowed.has(f))).toEqual([])
   })
 
@@ -473,6 +482,44 @@ const storage: offloader.Storage = new offloader.S3Storage('bucket', {
 })
 export const plugin = new offloader.ContextOffloader({ storage, maxResultTokens: 3_000, previewTokens: 500, references: 'opaque' })
 export const count: number = offloader.countTokensSync('hello', 'cl100k_base')
+`
+
+/** Every option of the framework-neutral core, and its API, from an ES module. */
+const STRICT_CORE_ESM = `import { FileStorage, InMemoryStorage, Offloader, RETRIEVAL_TOOL_NAME, S3Storage } from 'context-offloader/core'
+import type { OffloadedResult, OffloaderOptions, OffloadPart, RetrievalTool } from 'context-offloader/core'
+
+const options: OffloaderOptions = {
+  storage: new FileStorage({ artifactDir: './artifacts', ttlSeconds: 60 }),
+  maxResultTokens: 3_000,
+  previewTokens: 500,
+  tokenizer: 'o200k_base',
+  exactCountLimit: 100_000,
+  preview: 'headTail',
+  headShare: 0.7,
+  references: 'opaque',
+  retrieval: 'extended',
+  ttlSeconds: 600,
+  neverOffload: ['raw'],
+  shouldOffload: (call, result) => (call.name === 'big' || result.status === 'error' ? true : undefined),
+  onStorageError: 'truncate',
+  offloadErrors: true,
+  includeRetrievalTool: true,
+}
+export const offloader = new Offloader(options)
+export const other = new Offloader({ storage: new S3Storage('bucket', { endpoint: 'http://127.0.0.1:3900' }) })
+export const memory = new Offloader({ storage: new InMemoryStorage({ maxBytes: 1 << 20 }) })
+const parts: OffloadPart[] = [{ type: 'text', text: 'x' }, { type: 'image', data: new Uint8Array(1), mediaType: 'image/png' }, { type: 'file', url: 'https://example.com/a.pdf' }]
+export const result: Promise<OffloadedResult | null> = offloader.offloadResult({ toolName: 't', toolCallId: 'c', content: parts, sessionId: 's', isError: false, reuse: true })
+const tool: RetrievalTool = offloader.retrievalTool
+export const name: 'retrieve_offloaded_content' = RETRIEVAL_TOOL_NAME
+export const answer: Promise<string> = tool.execute({ reference: 'ref_x', pattern: null, page: 2 }, { sessionId: 's' })
+`
+
+/** The core from CommonJS. */
+const STRICT_CORE_CJS = `import core = require('context-offloader/core')
+
+export const offloader = new core.Offloader({ maxResultTokens: 2_000, previewTokens: 200 })
+export const answer: Promise<string> = offloader.retrievalTool.execute({ reference: 'mem_1_c_0' })
 `
 
 /** The consumer's program: the SDK's types and ours, used together. */

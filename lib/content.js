@@ -40,13 +40,21 @@ export function getBytes(block) {
   if (type === 'videoBlock' && block.source?.type === 'videoSourceBytes') return block.source.bytes
   if (type === 'documentBlock') {
     if (block.source.type === 'documentSourceBytes') return block.source.bytes
-    if (block.source.type === 'documentSourceText') return new TextEncoder().encode(block.source.text)
-    if (block.source.type === 'documentSourceContentBlock') {
-      return new TextEncoder().encode(block.source.content.map((part) => part.text).join('\n'))
+    if (block.source.type === 'documentSourceText' || block.source.type === 'documentSourceContentBlock') {
+      // Encoded once per block, however often its bytes are asked for (size, budget, store).
+      let bytes = ENCODED.get(block)
+      if (!bytes) {
+        const text = block.source.type === 'documentSourceText' ? block.source.text : block.source.content.map((part) => part.text).join('\n')
+        ENCODED.set(block, (bytes = new TextEncoder().encode(text)))
+      }
+      return bytes
     }
   }
   return undefined
 }
+
+/** The UTF-8 of document blocks made of text, by block. */
+const ENCODED = new WeakMap()
 
 /**
  * The content type a media block is stored with (`image/png`, `video/mp4`,

@@ -307,7 +307,10 @@ export class ContextOffloader {
       // What is stored carries the agent's session (the SDK's `agent.sessionId`) and
       // the lifetime asked for, on storages that keep them (ours).
       storageOf: () => tagged(this._storageForAgent(agent), tags.sessionId ?? agentSessionId(agent), ttl),
-      session: tags.sessionId ?? sessionOf(agent),
+      // Asked for only when a manifest is kept.
+      get session() {
+        return tags.sessionId ?? sessionOf(agent)
+      },
       toolName: tags.toolName ?? keyPrefix,
       ttl,
       stored: (references) => {
