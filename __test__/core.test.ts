@@ -304,6 +304,16 @@ describe('hostile arguments', () => {
   })
 })
 
+describe('storage errors', () => {
+  test("the storages throw the SDK's own StorageError when the SDK is installed", async () => {
+    const { StorageError } = await import('@strands-agents/sdk')
+    const err = await new FileStorage(dir()).write('a/../../b', new Uint8Array(1)).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(StorageError)
+    const bad = await new InMemoryStorage().namespace('x').write('a\\b', new Uint8Array(1)).catch((e: unknown) => e)
+    expect(bad).toBeInstanceOf(StorageError)
+  })
+})
+
 describe('loading', () => {
   test('context-offloader/core loads and works where no agent framework (nor zod) is installed', () => {
     const project = dir()
@@ -319,7 +329,9 @@ describe('loading', () => {
       const o = new Offloader({ retrieval: 'extended' })
       const r = await o.offloadResult({ toolName: 't', toolCallId: 'c', content: 'line\\n'.repeat(5000) })
       const answer = await o.retrievalTool.execute({ reference: r.references[0].reference, line_range: { start: 2, end: 3 } })
-      console.log(JSON.stringify({ sdk, answer }))
+      const { InMemoryStorage } = await import('context-offloader/core')
+      const err = await new InMemoryStorage().write('a/../../b', new Uint8Array(1)).catch((e) => e)
+      console.log(JSON.stringify({ sdk, answer, error: [err instanceof Error, err.name, err.constructor.name] }))
     `
     for (const [flag, file, code] of [
       ['esm', 'main.mjs', script],
@@ -328,7 +340,11 @@ describe('loading', () => {
       writeFileSync(join(project, file), code)
       const run = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '' } })
       expect(run.status, `${flag}: ${run.stderr}`).toBe(0)
-      if (flag === 'esm') expect(JSON.parse(run.stdout)).toEqual({ sdk: 'absent', answer: '[Lines 2-3 of 5001]\n\n  2| line\n  3| line' })
+      if (flag === 'esm') expect(JSON.parse(run.stdout)).toEqual({
+        sdk: 'absent',
+        answer: '[Lines 2-3 of 5001]\n\n  2| line\n  3| line',
+        error: [true, 'StorageError', 'StorageError'],
+      })
       else expect(run.stdout.trim()).toBe('function')
     }
     // Its typings import nothing either (the adapters' and the plugin's import them).

@@ -111,28 +111,26 @@ export function isLocalSandbox(sandbox) {
   return Local ? sandbox instanceof Local : sandbox.constructor?.name === 'NotASandboxLocalEnvironment'
 }
 
-/** The SDK's `SessionError` (not exported by its entry point), or a look-alike. */
-export let SessionError =
-  sdkErrors?.SessionError ??
-  class SessionError extends Error {
+/** An error class named `name`, standing in for the SDK's when the SDK is not loaded. */
+function errorLookAlike(name) {
+  const LookAlike = class extends Error {
     constructor(message, options) {
       super(message, options)
-      this.name = 'SessionError'
+      this.name = name
     }
   }
+  Object.defineProperty(LookAlike, 'name', { value: name })
+  return LookAlike
+}
+
+/** The SDK's `SessionError` (not exported by its entry point), or a look-alike. */
+export let SessionError = sdkErrors?.SessionError ?? errorLookAlike('SessionError')
 
 /**
  * The SDK's `StorageError` (the class its entry point exports) when the SDK is
  * installed, else a look-alike: the storages throw it without the SDK being loaded.
  */
-export let StorageError =
-  sdkErrors?.StorageError ??
-  class StorageError extends Error {
-    constructor(message, options) {
-      super(message, options)
-      this.name = 'StorageError'
-    }
-  }
+export let StorageError = sdkErrors?.StorageError ?? errorLookAlike('StorageError')
 
 /**
  * The SDK's own sandboxed offloader `FileStorage` class, loaded when first asked for (only
