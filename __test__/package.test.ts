@@ -209,6 +209,10 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
           [pkg.name]: tarball(rootPacked),
           '@strands-agents/sdk': pkg.devDependencies['@strands-agents/sdk'],
           zod: pkg.devDependencies.zod,
+          // The frameworks of the adapters (optional peers), for their typings.
+          langchain: pkg.devDependencies.langchain,
+          '@langchain/core': pkg.devDependencies['@langchain/core'],
+          '@openai/agents': pkg.devDependencies['@openai/agents'],
         },
         devDependencies: {
           '@types/node': '^22',
@@ -219,7 +223,9 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
         // Without the override npm would first ask the registry for
         // `<platform package>@<version>`; the override points that dependency at the
         // local tarball, so npm never looks the platform package up.
-        overrides: { [platformPkgName]: tarball(platformPacked) },
+        // (The Strands SDK's optional peer `openai` ^6 and the OpenAI Agents SDK's `openai`
+        // ^7 conflict; a project with both picks one, as this repository does.)
+        overrides: { [platformPkgName]: tarball(platformPacked), '@strands-agents/sdk': pkg.overrides['@strands-agents/sdk'] },
       },
       'tsconfig.json': {
         compilerOptions: { ...baseCompilerOptions, module: 'node16', moduleResolution: 'node16' },
@@ -247,6 +253,10 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
       'strict/require.cts': STRICT_CJS,
       'strict/core.ts': STRICT_CORE_ESM,
       'strict/core-require.cts': STRICT_CORE_CJS,
+      'strict/langchain.ts': STRICT_LANGCHAIN_ESM,
+      'strict/langchain-require.cts': STRICT_LANGCHAIN_CJS,
+      'strict/openai-agents.ts': STRICT_OPENAI_AGENTS_ESM,
+      'strict/openai-agents-require.cts': STRICT_OPENAI_AGENTS_CJS,
       'src/program.ts': PROGRAM,
       'test/consumer.test.ts': CONSUMER_TEST,
       'bad/type-error.ts': TYPE_ERROR,
@@ -520,6 +530,54 @@ const STRICT_CORE_CJS = `import core = require('context-offloader/core')
 
 export const offloader = new core.Offloader({ maxResultTokens: 2_000, previewTokens: 200 })
 export const answer: Promise<string> = offloader.retrievalTool.execute({ reference: 'mem_1_c_0' })
+`
+
+/** The LangChain adapter in a createAgent, from an ES module. */
+const STRICT_LANGCHAIN_ESM = `import { createAgent, toolErrorMiddleware, tool } from 'langchain'
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
+import { FileStorage } from 'context-offloader/core'
+import { contextOffloaderMiddleware, METADATA_KEY } from 'context-offloader/langchain'
+import type { ContextOffloaderMiddleware, OffloadedToolMessageMetadata } from 'context-offloader/langchain'
+
+declare const model: BaseChatModel
+const fetchLogs = tool(async () => 'log', { name: 'fetch_logs', description: 'logs', schema: { type: 'object', properties: {} } })
+const middleware: ContextOffloaderMiddleware = contextOffloaderMiddleware({ storage: new FileStorage('./artifacts'), references: 'opaque', retrieval: 'extended' })
+export const agent = createAgent({ model, tools: [fetchLogs], middleware: [middleware, toolErrorMiddleware({ onError: (e) => String(e) })] })
+export const key: 'contextOffloader' = METADATA_KEY
+export const tokens = (m: OffloadedToolMessageMetadata): number => m.tokens + middleware.offloader.stats().offloads
+`
+
+/** The LangChain adapter from CommonJS. */
+const STRICT_LANGCHAIN_CJS = `import adapter = require('context-offloader/langchain')
+
+export const middleware = adapter.contextOffloaderMiddleware({ maxResultTokens: 4_000, previewTokens: 400 })
+`
+
+/** The OpenAI Agents adapter, with a typed run context, from an ES module. */
+const STRICT_OPENAI_AGENTS_ESM = `import { Agent, tool } from '@openai/agents'
+import { Offloader } from 'context-offloader/core'
+import { DEFAULT_TOOL_ERROR_TEXT, offloadTools } from 'context-offloader/openai-agents'
+
+interface Ctx { userId: string }
+const fetchLogs = tool({
+  name: 'fetch_logs',
+  description: 'logs',
+  parameters: { type: 'object', properties: {}, required: [], additionalProperties: false },
+  execute: async () => 'log',
+})
+export const agent = new Agent<Ctx>({
+  name: 'ops',
+  instructions: 'Answer.',
+  tools: offloadTools<Ctx>([fetchLogs], { references: 'opaque', sessionId: (rc) => rc.context.userId }),
+})
+export const shared = offloadTools([fetchLogs], { offloader: new Offloader({ retrieval: 'extended' }), sessionId: 'thread-1' })
+export const text: string = DEFAULT_TOOL_ERROR_TEXT
+`
+
+/** The OpenAI Agents adapter from CommonJS. */
+const STRICT_OPENAI_AGENTS_CJS = `import adapter = require('context-offloader/openai-agents')
+
+export const tools = adapter.offloadTools([], { maxResultTokens: 4_000, previewTokens: 400 })
 `
 
 /** The consumer's program: the SDK's types and ours, used together. */
