@@ -26,6 +26,30 @@ export async function holdStates(nativeStore, references) {
   return states
 }
 
+/** The name prefix of a record of an offload made with `reuse` (see ../lib/offloader.js), in its session's folder. */
+export const REUSE_RECORD = 'again-'
+
+/**
+ * Of the reuse records under `keys`, those whose offload no longer holds every block it
+ * stored (unreadable records are kept).
+ */
+async function staleReuseRecords(nativeStore, keys) {
+  const stale = []
+  for (const key of keys) {
+    let references
+    try {
+      const record = JSON.parse(Buffer.from(await nativeStore.kvRead(key)).toString('utf8'))
+      references = record.references.map((r) => r.storageReference ?? r.reference)
+      if (!references.every((r) => typeof r === 'string')) continue
+    } catch {
+      continue
+    }
+    const states = await holdStates(nativeStore, references)
+    if (states.some((held) => held === false)) stale.push(key)
+  }
+  return stale
+}
+
 /**
  * Removes the manifest entries of `nativeStore` whose artifacts it no longer holds, in
  * every session (or only under `prefix`, a session's `offload-manifest/<segment>/`);
@@ -58,13 +82,15 @@ export async function sweepManifest(nativeStore, prefix = `${MANIFEST_NAMESPACE}
     const gone = checked.filter((_, i) => states[i] === false).map(([, key]) => key)
     for (const key of gone) await nativeStore.kvDelete(key)
     removed += gone.length
+    // The core's records of offloads made with `reuse` go when anything they stored is gone.
+    const staleReuse = await staleReuseRecords(nativeStore, keys.filter((key) => key.startsWith(`${session}${REUSE_RECORD}`)))
+    for (const key of staleReuse) await nativeStore.kvDelete(key)
     const sampleOnly = entryKeys.length === 0 && keys.includes(`${session}${SAMPLE_KEY}`)
-    if ((gone.length > 0 && gone.length === entryKeys.length) || sampleOnly) {
-      // Nothing of the session is left: its sample and folder go too (a new offload in
-      // the session writes them again).
-      await nativeStore.kvDelete(`${session}${SAMPLE_KEY}`)
-      if (typeof nativeStore.kvPrune === 'function') await nativeStore.kvPrune(session)
-    }
+    const entriesGone = (gone.length > 0 && gone.length === entryKeys.length) || sampleOnly
+    // Nothing of the session's manifest is left: its sample goes too (a new offload in
+    // the session writes it again), and its folder once it is empty.
+    if (entriesGone) await nativeStore.kvDelete(`${session}${SAMPLE_KEY}`)
+    if ((entriesGone || staleReuse.length > 0) && typeof nativeStore.kvPrune === 'function') await nativeStore.kvPrune(session)
   }
   return removed
 }

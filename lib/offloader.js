@@ -8,6 +8,7 @@ import { getBytes } from './content.js'
 import { OffloadEngine } from './engine.js'
 import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, opaqueId } from './manifest.js'
 import { checkSessionId, sessionSegment } from './manifest-keys.js'
+import { REUSE_RECORD } from './manifest-sweep.js'
 import { mustYield, yieldToEventLoop } from './native.js'
 import { describe, localeCount } from './numbers.js'
 import { CORE_PROFILE, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
@@ -31,21 +32,34 @@ function binaryAnswer(block) {
 const MAX_REMEMBERED = 4096
 
 /**
- * The key of one offload for `reuse`: a digest of the session, the tool call's id and
- * every block's content (text, JSON text or bytes), so that the same call with other
- * content is a new offload.
+ * The key of one offload for `reuse`: a digest of the options that shape a result, the
+ * session, the tool call's id and every block (its kind, media type and file name, and
+ * its content: text and JSON text as UTF-16 code units, so that no two strings meet, or
+ * bytes), each part digested on its own so that no content can pass for a boundary.
+ * The same call with other content, or under other options, is a new offload.
  */
-function reuseKey(session, toolCallId, blocks) {
-  const hash = createHash('sha256').update(JSON.stringify([session, toolCallId, blocks.length]))
+function reuseKey(options, session, toolCallId, blocks) {
+  const shape = [
+    options.opaqueReferences,
+    options.extendedRetrieval,
+    options.previewMode,
+    options.previewTokens,
+    options.headShare,
+    options.maxResultTokens,
+    options.tokenizer,
+    Boolean(options.includeRetrievalTool),
+  ]
+  const hash = createHash('sha256').update(JSON.stringify([shape, session, toolCallId, blocks.length]))
   for (const block of blocks) {
-    hash.update(`\u0000${block.type}\u0000`)
-    if (block.type === 'textBlock') hash.update(block.text, 'utf8')
-    else if (block.type === 'jsonBlock') hash.update(JSON.stringify(block.json), 'utf8')
+    const part = createHash('sha256')
+    if (block.type === 'textBlock') part.update(block.text, 'utf16le')
+    else if (block.type === 'jsonBlock') part.update(JSON.stringify(block.json), 'utf16le')
     else {
       const bytes = getBytes(block)
-      if (bytes) hash.update(bytes)
-      else hash.update(JSON.stringify(block.source ?? null))
+      if (bytes) part.update(bytes)
+      else part.update(JSON.stringify(block.source ?? null), 'utf16le')
     }
+    hash.update(JSON.stringify([block.type, block.format ?? null, block.name ?? null, part.digest('base64url')]))
   }
   return hash.digest('base64url')
 }
@@ -77,6 +91,8 @@ export class Offloader {
   #retrieval
   /** Offloads made with `reuse`, by their {@link reuseKey} (in memory). */
   #remembered = new Map()
+  /** `reuse` offloads under way, by their key: a re-send made meanwhile waits for the first. */
+  #inFlight = new Map()
 
   /** @param {import('../core.d.ts').OffloaderOptions} [options] */
   constructor(options = {}) {
@@ -116,7 +132,26 @@ export class Offloader {
     if (toolName === RETRIEVAL_TOOL_NAME || options.neverOffload.has(toolName)) return null
     if (call.content === undefined || call.content === null) return null
     const blocks = toBlocks(call.content)
-    const reuse = call.reuse === true ? reuseKey(session, toolCallId, blocks) : undefined
+    const reuse = call.reuse === true ? reuseKey(options, session, toolCallId, blocks) : undefined
+    if (reuse === undefined) return this.#offload(call, toolName, toolCallId, session, blocks, undefined)
+    // Re-sends of one call take turns: the second finds what the first stored.
+    const earlier = this.#inFlight.get(reuse)
+    const turn = (earlier ?? Promise.resolve()).then(() => this.#offload(call, toolName, toolCallId, session, blocks, reuse))
+    const settledTurn = turn.then(
+      () => {},
+      () => {},
+    )
+    this.#inFlight.set(reuse, settledTurn)
+    try {
+      return await turn
+    } finally {
+      if (this.#inFlight.get(reuse) === settledTurn) this.#inFlight.delete(reuse)
+    }
+  }
+
+  /** {@link offloadResult} past its argument checks; `reuse` is the call's reuse key, if any. */
+  async #offload(call, toolName, toolCallId, session, blocks, reuse) {
+    const options = this.#engine.options
     if (reuse !== undefined) {
       const recalled = await this.#recall(reuse, session)
       if (recalled) return recalled
@@ -178,17 +213,19 @@ export class Offloader {
 
   /** The key of a `reuse` record: with the session's manifest entries (removed with the session; `list` skips it). */
   static #recordKey(session, key) {
-    return `${sessionSegment(session)}/again-${key}`
+    return `${sessionSegment(session)}/${REUSE_RECORD}${key}`
   }
 
   /** Remembers an offload made with `reuse`, in memory and, for a lasting session, in the storage. */
   async #remember(key, session, result) {
     if (this.#remembered.size >= MAX_REMEMBERED) this.#remembered.delete(this.#remembered.keys().next().value)
-    this.#remembered.set(key, result)
+    // A copy of its own: what the caller does to the result it got changes no later answer.
+    const record = JSON.stringify(result)
+    this.#remembered.set(key, JSON.parse(record))
     const records = this.#reuseRecords(session)
     if (!records) return
     try {
-      await records.write(Offloader.#recordKey(session, key), Buffer.from(JSON.stringify(result), 'utf8'))
+      await records.write(Offloader.#recordKey(session, key), Buffer.from(record, 'utf8'))
     } catch (err) {
       // Without the record, a re-send after a restart stores the content again: no loss.
       logger.warn(`tool_use_id=<${result.references[0]?.reference}> | the offload could not be recorded for reuse`, err)
@@ -212,12 +249,14 @@ export class Offloader {
       }
       if (!result || typeof result.text !== 'string' || !Array.isArray(result.references)) return undefined
     }
-    if (!(await this.#stillHeld(result, session))) {
+    if (!Array.isArray(result.parts) || !(await this.#stillHeld(result, session))) {
       this.#remembered.delete(key)
+      // What it stored is gone: so goes its record (it holds the preview of that content).
+      await this.#reuseRecords(session)?.delete(Offloader.#recordKey(session, key)).catch(() => {})
       return undefined
     }
     this.#remembered.set(key, result)
-    return { ...result, parts: result.parts.map((p) => ({ ...p })), references: result.references.map((r) => ({ ...r })) }
+    return structuredClone(result)
   }
 
   /** Whether every block an earlier offload stored can still be read through its reference. */
@@ -255,15 +294,20 @@ export class Offloader {
       parseJson: false,
     })
     const execute = async (input, context) => {
-      const checked = checkRetrievalInput(input, extended)
+      let checked
+      try {
+        checked = checkRetrievalInput(input, extended)
+      } catch {
+        // An input whose fields cannot be read (a getter that throws, a Proxy).
+        return 'Error: invalid input: its fields could not be read'
+      }
       if (checked.error) return checked.error
       let sessionId
-      if (context?.sessionId != null) {
-        try {
-          sessionId = checkSessionId(context.sessionId, 'sessionId')
-        } catch (err) {
-          return `Error: ${err.message}`
-        }
+      try {
+        const given = context?.sessionId
+        if (given != null) sessionId = checkSessionId(given, 'sessionId')
+      } catch (err) {
+        return err instanceof TypeError && /^sessionId /.test(err.message) ? `Error: ${err.message}` : 'Error: invalid input: the context could not be read'
       }
       const answer = await this.#retrieval.answer(checked.input, { sessionId })
       return typeof answer === 'string' ? answer : binaryAnswer(answer)

@@ -19,13 +19,22 @@ export function isPartList(value) {
   )
 }
 
+/** Whether `text` is base64 (or base64url), with optional padding and whitespace between its characters. */
+function isBase64(text) {
+  const compact = text.replace(/[\t\n\r ]/g, '')
+  return compact.length % 4 !== 1 && /^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) && (!compact.includes('=') || compact.length % 4 === 0)
+}
+
 /** The bytes of a part's `data`: bytes as they are, a string as base64, anything else an error. */
 function bytesOf(part, index) {
   const { data } = part
   if (data instanceof Uint8Array) return data
   if (data instanceof ArrayBuffer) return new Uint8Array(data)
-  if (typeof data === 'string') return new Uint8Array(Buffer.from(data, 'base64'))
-  throw new TypeError(`content[${index}].data must be bytes (a Uint8Array) or a base64 string, got ${describe(data)}`)
+  // Base64 or base64url, line breaks allowed; anything else (a data URL, text) would be
+  // decoded into other bytes without a word, so it is refused.
+  if (typeof data === 'string' && isBase64(data)) return new Uint8Array(Buffer.from(data, 'base64'))
+  const got = typeof data === 'string' ? `a string that is not base64 (${JSON.stringify(data.slice(0, 24))}${data.length > 24 ? '…' : ''})` : describe(data)
+  throw new TypeError(`content[${index}].data must be bytes (a Uint8Array) or a base64 string, got ${got}`)
 }
 
 /** The subtype of a media type (`image/png` → `png`), checked. */
