@@ -152,3 +152,44 @@ describe('content parts', () => {
     }
   })
 })
+
+describe('reuse on storages that are not the package’s own', () => {
+  test('a result whose blocks a custom storage no longer holds is stored again', async () => {
+    const held = new Map<string, any>()
+    let n = 0
+    const offloaderStyle = {
+      async store(key: string, content: Uint8Array, contentType: string) {
+        const ref = `c_${++n}_${key}`
+        held.set(ref, { content, contentType })
+        return ref
+      },
+      async retrieve(ref: string) {
+        if (!held.has(ref)) throw new Error(`Reference not found: ${ref}`)
+        return held.get(ref)
+      },
+    }
+    const values = new Map<string, Uint8Array>()
+    const unified = {
+      async write(key: string, data: Uint8Array) { values.set(key, data) },
+      async read(key: string) { return values.get(key) ?? null },
+      async delete(key: string) { values.delete(key) },
+      async list(prefix: string) { return [...values.keys()].filter((k) => k.startsWith(prefix)) },
+    }
+    for (const [storage, drop] of [
+      [offloaderStyle, () => held.clear()],
+      [unified, () => [...values.keys()].filter((k) => !k.includes('offload-manifest')).forEach((k) => values.delete(k))],
+    ] as const) {
+      for (const references of ['paths', 'opaque']) {
+        const o = new Offloader({ storage, references })
+        const call = { toolName: 't', toolCallId: 'c', content: lines('a'), reuse: true, sessionId: 'thread-1' }
+        const a = await o.offloadResult(call)
+        expect(await o.offloadResult(call)).toEqual(a)
+        drop()
+        const b = await o.offloadResult(call)
+        expect(o.stats().offloads).toBe(2)
+        const answer = await o.retrievalTool.execute({ reference: b.references[0].reference, line_range: { start: 1, end: 1 } }, { sessionId: 'thread-1' })
+        expect(answer).toContain('a line 0')
+      }
+    }
+  })
+})

@@ -19,7 +19,7 @@ import { FileStorage } from './storage/file.js'
 import { InMemoryStorage } from './storage/memory.js'
 import { nativeFor, tagged } from './storage/native-backed.js'
 import { syncClock } from './lifecycle.js'
-import { isOffloaderStorage, resolveNamespace } from './storage/unified.js'
+import { isOffloaderStorage, resolveNamespace, retrieveContent } from './storage/unified.js'
 
 /** What a retrieval of binary content answers in text (a framework's tool answers text). */
 function binaryAnswer(block) {
@@ -268,10 +268,15 @@ export class Offloader {
         const entries = await Promise.all(result.references.map((r) => manifest.resolve(session, r.reference)))
         if (entries.some((e) => !e)) return false
       }
+      const stored = result.references.map((r) => r.storageReference ?? r.reference)
       const nativeStore = nativeFor(this.#store, 'retrieve')
-      if (typeof nativeStore?.holdsAll !== 'function') return true
+      if (typeof nativeStore?.holdsAll !== 'function') {
+        // Any other storage tells only by being read: every block is read back once.
+        for (const reference of stored) await retrieveContent(this.#store, reference)
+        return true
+      }
       syncClock(this.#store, nativeStore)
-      return nativeStore.holdsAll(result.references.map((r) => r.storageReference ?? r.reference))
+      return nativeStore.holdsAll(stored)
     } catch {
       return false
     }
