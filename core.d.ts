@@ -386,8 +386,9 @@ export interface OffloadResultInput {
   /** The tool call's id: stored blocks are keyed `<toolCallId>_<i>`. */
   toolCallId: string
   /**
-   * The result: a string, an array of content parts (every item `{ type: 'text' | 'image' | 'file' }`),
-   * or any other JSON-serialisable data (stored and previewed as JSON).
+   * The result: a string, an array of content parts (every item a text part with a string
+   * `text`, or an image or file part with `data` or a `url`), or any other
+   * JSON-serialisable data (stored and previewed as JSON).
    */
   content: unknown
   /** The session opaque references are issued in (and stored content is tagged with); default: the offloader's own. */

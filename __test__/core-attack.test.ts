@@ -193,3 +193,20 @@ describe('reuse on storages that are not the package’s own', () => {
     }
   })
 })
+
+describe('data that only looks like parts is data', () => {
+  test('rich text, image blocks by URL field and file listings are stored as JSON, not refused', async () => {
+    const o = new Offloader({ maxResultTokens: 100, previewTokens: 10 })
+    const richText = Array.from({ length: 50 }, (_, i) => ({ type: 'text', text: { content: `paragraph ${i} `.repeat(5), link: null }, plain_text: `paragraph ${i}` }))
+    const imageBlocks = [{ type: 'image', image_url: 'https://example.com/x.png', alt_text: 'x'.repeat(800) }]
+    const files = [{ type: 'file', name: 'a.txt', size: 10, path: '/x'.repeat(300) }]
+    const numbered = [{ type: 'text', text: 5, note: 'y'.repeat(800) }]
+    for (const [i, content] of [richText, imageBlocks, files, numbered].entries()) {
+      const r = await o.offloadResult({ toolName: 't', toolCallId: `d${i}`, content })
+      expect(r.references.map((x: any) => x.contentType)).toEqual(['application/json'])
+      expect(await o.retrievalTool.execute({ reference: r.references[0].reference })).toBe(JSON.stringify(content, null, 2))
+    }
+    // Parts that are parts but malformed are still refused by name.
+    await expect(o.offloadResult({ toolName: 't', toolCallId: 'p', content: [{ type: 'image', data: 'AAAA', mediaType: 'png' }] })).rejects.toThrow(/content\[0\]\.mediaType/)
+  })
+})

@@ -10,13 +10,20 @@ const PART_TYPES = new Set(['text', 'image', 'file'])
 /** The part each inline block came from (kept in the conversation as it was given). */
 const PART_OF = new WeakMap()
 
-/** Whether `value` is an array of content parts (every item a known part), not data. */
+/**
+ * Whether an item has a part's shape: a text part's `text` is a string, an image or file
+ * part carries `data` or a `url`. Data that merely has a `type` of the same name (rich
+ * text `{ type: 'text', text: { content } }`, an `{ type: 'image', image_url }` block)
+ * has not.
+ */
+function partShaped(p) {
+  if (p === null || typeof p !== 'object' || Array.isArray(p) || !PART_TYPES.has(p.type)) return false
+  return p.type === 'text' ? typeof p.text === 'string' : p.data !== undefined || p.url !== undefined
+}
+
+/** Whether `value` is an array of content parts (every item part-shaped), not data. */
 export function isPartList(value) {
-  return (
-    Array.isArray(value) &&
-    value.length > 0 &&
-    value.every((p) => p !== null && typeof p === 'object' && !Array.isArray(p) && PART_TYPES.has(p.type))
-  )
+  return Array.isArray(value) && value.length > 0 && value.every(partShaped)
 }
 
 /** Whether `text` is base64 (or base64url), with optional padding and whitespace between its characters. */
