@@ -4,19 +4,13 @@
 // saying when it cannot reach its target, and refusing 0.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { Agent, SessionManager } from '@strands-agents/sdk'
 import { ContextOffloader, FileStorage } from '../index.js'
 import { cli, expectOneLineError, jsonLines } from './helpers/cli.js'
-import { ScriptedModel, tempDir, textTurn } from './helpers/harness.js'
+import { ScriptedModel, tempDirs, textTurn } from './helpers/harness.js'
 
-const cleanups: Array<() => void> = []
-afterAll(() => cleanups.forEach((c) => c()))
-function dir() {
-  const d = tempDir('co-cli-ids-')
-  cleanups.push(d.cleanup)
-  return d.path
-}
+const dir = tempDirs('co-cli-ids-')
 
 const logText = (lines: number) =>
   Array.from({ length: lines }, (_, i) => (i % 50 === 7 ? `line ${i} ERROR disk full on /var` : `line ${i} INFO ok`)).join('\n')

@@ -4,20 +4,14 @@
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { Agent, tool } from '@strands-agents/sdk'
 import { z } from 'zod'
 import { ContextOffloader, FileSnapshotStorage, FileStorage } from '../index.js'
 import { CLI, cli, expectOneLineError, jsonLines } from './helpers/cli.js'
-import { ScriptedModel, prng, tempDir, textTurn, toolCallTurn } from './helpers/harness.js'
+import { ScriptedModel, prng, tempDirs, textTurn, toolCallTurn } from './helpers/harness.js'
 
-const cleanups: Array<() => void> = []
-afterAll(() => cleanups.forEach((c) => c()))
-function dir() {
-  const d = tempDir('co-cli-')
-  cleanups.push(d.cleanup)
-  return d.path
-}
+const dir = tempDirs('co-cli-')
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR

@@ -4,18 +4,12 @@
 // retrieval tool never throws, and content parts' base64 is base64.
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import * as core from '../core.js'
-import { tempDir } from './helpers/harness.js'
+import { tempDirs } from './helpers/harness.js'
 
 const { Offloader, InMemoryStorage, FileStorage } = core as any
-const cleanups: Array<() => void> = []
-afterAll(() => cleanups.forEach((c) => c()))
-function dir() {
-  const d = tempDir('co-core-attack-')
-  cleanups.push(d.cleanup)
-  return d.path
-}
+const dir = tempDirs('co-core-attack-')
 const lines = (tag: string, n = 3000) => Array.from({ length: n }, (_, i) => `${tag} line ${i}`).join('\n')
 
 /** Every file under `root`, recursively. */

@@ -6,20 +6,14 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, test, vi } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import * as core from '../core.js'
 import { ContextOffloader, InMemoryStorage as PluginMemoryStorage } from '../index.js'
-import { prng, tempDir, toolAnswer } from './helpers/harness.js'
+import { prng, tempDirs, toolAnswer } from './helpers/harness.js'
 
 const { Offloader, InMemoryStorage, FileStorage, RETRIEVAL_TOOL_NAME } = core as any
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const cleanups: Array<() => void> = []
-afterAll(() => cleanups.forEach((c) => c()))
-function dir() {
-  const d = tempDir('co-core-')
-  cleanups.push(d.cleanup)
-  return d.path
-}
+const dir = tempDirs('co-core-')
 
 const logLines = (n: number, seed = 1) => {
   const r = prng(seed)

@@ -3,25 +3,18 @@
 // and whatever removed it (a byte budget, cycle eviction, a sweep, `gc`), and every
 // removal path takes the entries with it, leaving no empty session folder behind.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { TextBlock } from '@strands-agents/sdk'
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
 import { MANIFEST_NAMESPACE, sessionSegment } from '../lib/manifest-keys.js'
 import { BUDGET_SWEEP_DELAY_MS } from '../lib/manifest-sweep.js'
 import { CLI, cli } from './helpers/cli.js'
-import { Driven, tempDir, toolAnswer } from './helpers/harness.js'
+import { Driven, tempDirs, toolAnswer } from './helpers/harness.js'
 
-const cleanups: Array<() => void> = []
-afterAll(() => cleanups.forEach((c) => c()))
-function dir() {
-  const d = tempDir('co-truth-')
-  cleanups.push(d.cleanup)
-  return d.path
-}
+const dir = tempDirs('co-truth-')
 
 const T0 = 1_800_000_000_000
 const SESSION = 'truth-session'
@@ -187,8 +180,7 @@ describe('operator gc', () => {
     const kept = await offloadedId(d, 'kept')
     await d.plugin.offload(big('expiring'), { key: 'expiring', agent: d.agent, ttlSeconds: 60 })
     expect(entryFiles(path)).toHaveLength(2)
-    const root = mkdtempSync(join(tmpdir(), 'co-truth-cwd-'))
-    cleanups.push(() => rmSync(root, { recursive: true, force: true }))
+    const root = dir()
     // Deeper than the writer's directory, so that its relative path means another place from here.
     const elsewhere = join(root, 'a', 'b', 'c', 'd')
     mkdirSync(elsewhere, { recursive: true })

@@ -6,21 +6,15 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isMusl, missingBinaryError, platformAbi } from '../lib/native.js'
 import { expectOneLineError } from './helpers/cli.js'
-import { tempDir } from './helpers/harness.js'
+import { tempDirs } from './helpers/harness.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
 
-const cleanups: Array<() => void> = []
-afterAll(() => cleanups.forEach((c) => c()))
-function dir() {
-  const d = tempDir('co-loading-')
-  cleanups.push(d.cleanup)
-  return d.path
-}
+const dir = tempDirs('co-loading-')
 
 /** The first `node` on the PATH outside any node_modules (the machine's), and the `node@22` devDependency's. */
 function nodeBinaries(): { label: string; path: string }[] {

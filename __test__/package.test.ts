@@ -213,6 +213,8 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
           langchain: pkg.devDependencies.langchain,
           '@langchain/core': pkg.devDependencies['@langchain/core'],
           '@openai/agents': pkg.devDependencies['@openai/agents'],
+          ai: pkg.devDependencies.ai,
+          '@types/json-schema': pkg.devDependencies['@types/json-schema'],
         },
         devDependencies: {
           '@types/node': '^22',
@@ -255,6 +257,9 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
       'strict/core-require.cts': STRICT_CORE_CJS,
       'strict/langchain.ts': STRICT_LANGCHAIN_ESM,
       'strict/langchain-require.cts': STRICT_LANGCHAIN_CJS,
+      // The AI SDK adapter: a consumer's program, with errors it must report (@ts-expect-error).
+      'strict/ai.ts': readFileSync(join(ROOT, '__test__', 'fixtures', 'ai-consumer.ts'), 'utf8'),
+      'strict/ai-require.cts': STRICT_AI_CJS,
       'strict/openai-agents.ts': STRICT_OPENAI_AGENTS_ESM,
       'strict/openai-agents-require.cts': STRICT_OPENAI_AGENTS_CJS,
       'src/program.ts': PROGRAM,
@@ -572,6 +577,12 @@ export const agent = new Agent<Ctx>({
 })
 export const shared = offloadTools([fetchLogs], { offloader: new Offloader({ retrieval: 'extended' }), sessionId: 'thread-1' })
 export const text: string = DEFAULT_TOOL_ERROR_TEXT
+`
+
+/** The AI SDK adapter from CommonJS. */
+const STRICT_AI_CJS = `import adapter = require('context-offloader/ai')
+
+export const tools = adapter.offloadTools({}, { maxResultTokens: 4_000, previewTokens: 400, sessionId: 'chat-1' })
 `
 
 /** The OpenAI Agents adapter from CommonJS. */

@@ -15,6 +15,7 @@ import {
 } from '@strands-agents/sdk'
 import * as sdkOffloader from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { afterAll } from 'vitest'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -193,6 +194,20 @@ export function normalizeTimestamps(s: string): string {
 export function tempDir(prefix = 'co-test-'): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix))
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/**
+ * A maker of temporary directories (named `<prefix>…`) for one test file: every directory
+ * it made is removed after the file's tests (`afterAll`).
+ */
+export function tempDirs(prefix: string): () => string {
+  const cleanups: Array<() => void> = []
+  afterAll(() => cleanups.forEach((cleanup) => cleanup()))
+  return () => {
+    const d = tempDir(prefix)
+    cleanups.push(d.cleanup)
+    return d.path
+  }
 }
 
 /** Seeded PRNG (mulberry32). */
