@@ -387,7 +387,7 @@ for (const version of [7, 6] as const) {
       expect(artifactFiles(dir)).toHaveLength(1)
       const ref = referenceIn(seen.value)
       expect(await restarted.retrieve_offloaded_content.execute({ reference: ref, line_range: { start: 3000, end: 3000 } }, callOptions('r'))).toContain('2999 INFO')
-      // Without the session (a function sessionId cannot be asked in a re-send after a restart): stored again, under the offloader's own session.
+      // Without the session (a function sessionId cannot be asked in a re-send after a restart): stored again, under a session no retrieval reads.
       const unknown = kit.offloadTools({ logs }, { storage: new kit.core.FileStorage(dir), references: 'opaque', sessionId: () => 'never-asked' })
       const again = await resent(unknown)
       expect(artifactFiles(dir)).toHaveLength(2)

@@ -22,19 +22,22 @@ const OWN_TOOL_TYPES = new Set([undefined, 'function', 'dynamic'])
  * The session resolver of `options.sessionId`: `undefined` for none (the offloader's own
  * session), a string, or a function of the tool call's execute options.
  * @param {unknown} sessionId
- * @returns {{ fixed: string | undefined, of: (executeOptions: unknown) => string | undefined }}
+ * @returns {{ fixed: string | undefined, asks: boolean, of: (executeOptions: unknown) => string | undefined }}
+ *   (`asks`: the session comes from each call, so a call's output is offloaded in the
+ *   session its `execute` was given)
  */
 function sessionResolver(sessionId) {
-  if (sessionId === undefined || sessionId === null) return { fixed: undefined, of: () => undefined }
+  if (sessionId === undefined || sessionId === null) return { fixed: undefined, asks: false, of: () => undefined }
   if (typeof sessionId === 'string') {
     const fixed = checkSessionId(sessionId, `${WHO} options.sessionId`)
-    return { fixed, of: () => fixed }
+    return { fixed, asks: false, of: () => fixed }
   }
   if (typeof sessionId !== 'function') {
     throw new TypeError(`${WHO} options.sessionId must be a string or a function of the tool call's options ((options) => string), got ${describe(sessionId)}`)
   }
   return {
     fixed: undefined,
+    asks: true,
     of(executeOptions) {
       const session = sessionId(executeOptions)
       if (session === undefined || session === null) return undefined
@@ -78,6 +81,24 @@ function checkTools(tools) {
   }
 }
 
+/** Sets an own, enumerable data property (never a setter, nor the prototype through `__proto__`). */
+function define(target, key, value) {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+}
+
+/**
+ * A copy of a tool: its own enumerable properties, as a spread copies them, on the tool's
+ * own prototype, so that what it inherits (a class's getters and methods, a prototype's
+ * `needsApproval` or `description`) stays the tool's.
+ */
+function copyTool(tool) {
+  const copy = Object.create(Object.getPrototypeOf(tool))
+  for (const key of Reflect.ownKeys(tool)) {
+    if (Object.prototype.propertyIsEnumerable.call(tool, key)) define(copy, key, tool[key])
+  }
+  return copy
+}
+
 /**
  * One tool, wrapped: its `execute` records the session of the call (and returns what the
  * tool returns, untouched: a value, a promise or an async iterable), and its
@@ -87,21 +108,30 @@ function checkTools(tools) {
 function wrapTool(toolName, tool, offloader, session) {
   if (!OWN_TOOL_TYPES.has(tool.type)) return tool
   const memory = callMemoryOf(offloader)
-  const wrapped = { ...tool }
+  const wrapped = copyTool(tool)
   const { execute, toModelOutput } = tool
   if (typeof execute === 'function') {
-    wrapped.execute = function offloadingExecute(input, executeOptions) {
+    define(wrapped, 'execute', function offloadingExecute(input, executeOptions) {
       const id = executeOptions?.toolCallId
       const sessionId = session.of(executeOptions)
-      if (typeof id === 'string') memory.executed(id, sessionId)
-      return execute.call(tool, input, executeOptions)
-    }
+      const call = typeof id === 'string' ? memory.executed(id, sessionId) : undefined
+      let result
+      try {
+        result = execute.call(tool, input, executeOptions)
+      } catch (err) {
+        if (call) memory.failed(id, call)
+        throw err
+      }
+      // A failed call never reaches toModelOutput: its session need not be kept for it.
+      if (call && result instanceof Promise) result.then(undefined, () => memory.failed(id, call))
+      return result
+    })
   }
 
   async function offloadedOutput(call, sessionId) {
     const modelOutput = typeof toModelOutput === 'function' ? await toModelOutput.call(tool, call) : defaultModelOutput(call.output)
     const content = offloadableContent(modelOutput)
-    if (content === undefined) return modelOutput
+    if (content === undefined) return { output: modelOutput, replaced: false }
     let result
     try {
       result = await offloader.offloadResult({
@@ -114,21 +144,25 @@ function wrapTool(toolName, tool, offloader, session) {
       })
     } catch (err) {
       logger.warn(`tool=<${toolName}>, tool_call_id=<${call.toolCallId}> | the result could not be offloaded: it is kept as it is`, err)
-      return modelOutput
+      return { output: modelOutput, replaced: false }
     }
-    return result ? replacementOutput(modelOutput, result, content) : modelOutput
+    return result ? { output: replacementOutput(modelOutput, result, content), replaced: true } : { output: modelOutput, replaced: false }
   }
 
-  wrapped.toModelOutput = async function offloadingToModelOutput(call) {
+  define(wrapped, 'toModelOutput', async function offloadingToModelOutput(call) {
     const { toolCallId, output } = call
-    const sessionId = session.fixed ?? memory.sessionOf(toolCallId)
+    // A session given as a string is the tool set's; a function's answer is the call's,
+    // remembered when it ran (a call not run here goes to a session nobody reads, not to
+    // the offloader's own, which any call without a session reads); without a
+    // sessionId, the offloader's own.
+    const sessionId = session.fixed ?? (session.asks ? (memory.ran(toolCallId) ?? { session: memory.unknownCallSession }).session : undefined)
     let made = memory.recall(toolCallId, sessionId, output)
     if (!made) {
       made = offloadedOutput(call, sessionId)
       if (typeof toolCallId === 'string') memory.keep(toolCallId, sessionId, output, made)
     }
-    return copyOutput(await made)
-  }
+    return copyOutput((await made).output)
+  })
   return wrapped
 }
 
@@ -170,7 +204,8 @@ export function offloadTools(tools, options = {}) {
   const session = sessionResolver(sessionId)
   const offloader = offloaderOf(given, coreOptions)
   const wrapped = {}
-  for (const [name, tool] of Object.entries(tools)) wrapped[name] = wrapTool(name, tool, offloader, session)
-  if (coreOptions.includeRetrievalTool !== false) wrapped[RETRIEVAL_TOOL_NAME] = retrievalToolOf(offloader, session)
+  // Defined, not assigned: a tool named `__proto__` is a tool like any other.
+  for (const [name, tool] of Object.entries(tools)) define(wrapped, name, wrapTool(name, tool, offloader, session))
+  if (coreOptions.includeRetrievalTool !== false) define(wrapped, RETRIEVAL_TOOL_NAME, retrievalToolOf(offloader, session))
   return wrapped
 }
