@@ -10,13 +10,28 @@ export const isText = (block) => block?.type === 'textBlock'
 export const isJson = (block) => block?.type === 'jsonBlock'
 
 /**
- * Marks the plain blocks the engine makes (placeholders, media of a full retrieval), so
- * that an adapter converts those and never parsed JSON that happens to look like one.
+ * A block the engine makes (a placeholder, the media of a full retrieval): plain data
+ * with a block's `type`, told by its class from parsed JSON that happens to look like a
+ * block, so that an adapter converts these and nothing else.
  */
-export const ENGINE_BLOCK = Symbol('context-offloader.block')
+export class EngineBlock {
+  /** @param {{ type: string }} fields */
+  constructor(fields) {
+    Object.assign(this, fields)
+  }
+}
 
-/** A plain text block (what the engine puts in a conversation; adapters convert it). */
-export const textBlock = (text) => ({ type: 'textBlock', text, [ENGINE_BLOCK]: true })
+/** A text block the engine makes (what it puts in a conversation; adapters convert it). */
+export class EngineTextBlock {
+  type = 'textBlock'
+  /** @param {string} text */
+  constructor(text) {
+    this.text = text
+  }
+}
+
+/** A text block the engine makes. */
+export const textBlock = (text) => new EngineTextBlock(text)
 
 /** Whether a block is previewed as text: a non-empty text block or a JSON block. */
 export function isTextual(block) {
@@ -96,14 +111,14 @@ export function decodeStoredContent(content, contentType, reference, parseJson =
   }
   const format = contentType.split('/').pop()
   if (contentType.startsWith('image/')) {
-    return { type: 'imageBlock', format, source: { type: 'imageSourceBytes', bytes: content }, [ENGINE_BLOCK]: true }
+    return new EngineBlock({ type: 'imageBlock', format, source: { type: 'imageSourceBytes', bytes: content } })
   }
   if (contentType.startsWith('video/')) {
-    return { type: 'videoBlock', format, source: { type: 'videoSourceBytes', bytes: content }, [ENGINE_BLOCK]: true }
+    return new EngineBlock({ type: 'videoBlock', format, source: { type: 'videoSourceBytes', bytes: content } })
   }
   if (contentType.startsWith('application/')) {
     const source = { type: 'documentSourceBytes', bytes: content }
-    return { type: 'documentBlock', format, name: reference, source, [ENGINE_BLOCK]: true }
+    return new EngineBlock({ type: 'documentBlock', format, name: reference, source })
   }
   return new TextDecoder('utf-8', { fatal: false }).decode(content)
 }

@@ -31,6 +31,9 @@ function settled(values) {
   return values.some((v) => v instanceof Promise) ? Promise.all(values) : values
 }
 
+/** The identity, for blocks kept as the engine makes them. */
+const same = (block) => block
+
 /**
  * One adapter's engine: its validated options (see ./options.js), its counters, its
  * manifest and its tokenizer. `storage` is set by the adapter (at construction, or when
@@ -159,25 +162,26 @@ export class OffloadEngine {
    * @param {unknown[]} content - the result's blocks
    * @param {string} keyPrefix
    * @param {Awaited<ReturnType<OffloadEngine['decide']>>} decision
-   * @param {object} place - where and for whom it is stored
-   * @param {() => object} place.storageOf - the storage to store in (may throw)
+   * @param {object} place - where and for whom it is stored (plain data: no closures per offload)
+   * @param {object} [place.storage] - the storage to store in
+   * @param {unknown} [place.storageError] - why there is none (the offload fails as a storage failure)
    * @param {string} place.session - the manifest session the references are issued in
    * @param {string} place.toolName
    * @param {number | null | undefined} place.ttl - the lifetime (ms) of what is stored
-   * @param {(references: object[], storage: object) => void} [place.stored] - told of what a
-   *   non-offloader (unified) storage got
-   * @param {(session: string, entries: object[]) => void} [place.recorded] - told of the
-   *   manifest entries recorded
+   * @param {object} [place.host] - the adapter, told of what a non-offloader (unified)
+   *   storage got (`host.offloadStored(place, references)`) and of the manifest entries
+   *   recorded (`host.offloadRecorded(place, session, entries)`)
+   * @param {(block: object) => object} [place.toBlock] - the adapter's block for each of
+   *   the engine's replacement blocks (default: the engine's plain blocks)
    */
   async offloadBlocks(content, keyPrefix, decision, place) {
     const texts = blockTexts(content)
-    let storage
-    let storageError
+    const { storage } = place
+    let { storageError } = place
     try {
-      storage = place.storageOf()
       if (storage?.[NATIVE]) syncClock(storage, storage[NATIVE])
     } catch (err) {
-      storageError = err
+      storageError ??= err
     }
     // Counting and previewing run side by side; if either fails, both are awaited (no
     // rejection is left unhandled). Small results need neither to wait.
@@ -209,7 +213,7 @@ export class OffloadEngine {
         // A store under a byte budget may have evicted artifacts listed in the manifest.
         if (storage?.[BUDGET] !== undefined) sweepManifestSoon(storage[NATIVE])
       }
-      if (!isOffloaderStorage(storage)) place.stored?.(references, storage)
+      if (!isOffloaderStorage(storage)) place.host?.offloadStored?.(place, references)
     } catch (err) {
       this.counters.errors.offload += 1
       if (onStorageError === 'truncate') {
@@ -217,7 +221,7 @@ export class OffloadEngine {
         // Opaque references promise that no storage detail (a path, a bucket) reaches the model.
         const reason = opaqueReferences ? new Error('the storage failed') : err
         const text = truncatedText(content.length, measure, preview, reason)
-        const replacement = [textBlock(text), ...mediaPlaceholders(content, [], 'dropped')]
+        const replacement = [textBlock(text), ...mediaPlaceholders(content, [], 'dropped')].map(place.toBlock ?? same)
         return { text, content: replacement, references: [], measure, truncated: true }
       }
       logger.warn(`tool_use_id=<${keyPrefix}> | failed to offload tool result, keeping original`, err)
@@ -225,7 +229,7 @@ export class OffloadEngine {
     }
     logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
     const text = offloadedText(content.length, references, measure, preview, includeRetrievalTool)
-    const replacement = [textBlock(text), ...mediaPlaceholders(content, references)]
+    const replacement = [textBlock(text), ...mediaPlaceholders(content, references)].map(place.toBlock ?? same)
     const stored = references.filter((r) => r.ref)
     this.counters.offloads += 1
     this.counters.blocksStored += stored.length
@@ -268,7 +272,7 @@ export class OffloadEngine {
       await this.manifestOf().forget(session, entries)
       throw err
     }
-    place.recorded?.(session, entries)
+    place.host?.offloadRecorded?.(place, session, entries)
     return shown
   }
 

@@ -173,12 +173,14 @@ export class Offloader {
     if (!decision.exceeds && forced !== true) return null
     const ttl = options.ttlMs
     const sessionTag = call.sessionId == null ? undefined : session
-    const offloaded = await this.#engine.offloadBlocks(blocks, toolCallId, decision, {
-      storageOf: () => tagged(this.#store, sessionTag, ttl),
-      session,
-      toolName,
-      ttl,
-    })
+    let storage
+    let storageError
+    try {
+      storage = tagged(this.#store, sessionTag, ttl)
+    } catch (err) {
+      storageError = err
+    }
+    const offloaded = await this.#engine.offloadBlocks(blocks, toolCallId, decision, { storage, storageError, session, toolName, ttl })
     if (!offloaded) return null
     const { text, references, measure, truncated } = offloaded
     const result = {

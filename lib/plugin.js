@@ -90,6 +90,12 @@ export class ContextOffloader {
   _retrievalTool
   /** Whether `_storage` is the agent's own storage, one of ours (see `initAgent`). */
   _usesAgentStorage = false
+  /** The agent the plugin was last added to (for `offload()` without an agent). */
+  _lastAgent
+  /** The first agent the plugin was added to (it adopts `offload()`s made before any agent). */
+  _firstAgent
+  /** The per-agent FileStorage view used by `offload()` without any agent. */
+  _detachedView
   /** The engine this plugin offloads with (options, counters, manifest, tokenizer; see ./engine.js). */
   _engine
 
@@ -301,29 +307,40 @@ export class ContextOffloader {
    * content (the SDK's blocks). Resolves with `null` when storing failed and the
    * original is to be kept.
    */
-  async _offloadBlocks(content, keyPrefix, agent, decision, tags = {}) {
+  _offloadBlocks(content, keyPrefix, agent, decision, tags = {}) {
     const ttl = tags.ttlMs ?? this._options.ttlMs
-    const offloaded = await this._engine.offloadBlocks(content, keyPrefix, decision, {
+    let storage
+    let storageError
+    try {
       // What is stored carries the agent's session (the SDK's `agent.sessionId`) and
       // the lifetime asked for, on storages that keep them (ours).
-      storageOf: () => tagged(this._storageForAgent(agent), tags.sessionId ?? agentSessionId(agent), ttl),
-      // Asked for only when a manifest is kept.
-      get session() {
-        return tags.sessionId ?? sessionOf(agent)
-      },
+      storage = tagged(this._storageForAgent(agent), tags.sessionId ?? agentSessionId(agent), ttl)
+    } catch (err) {
+      storageError = err
+    }
+    return this._engine.offloadBlocks(content, keyPrefix, decision, {
+      storage,
+      storageError,
+      // Needed only when a manifest is kept.
+      session: this._engine.keepsManifest() ? (tags.sessionId ?? sessionOf(agent)) : undefined,
       toolName: tags.toolName ?? keyPrefix,
       ttl,
-      stored: (references) => {
-        const storedAt = agent?.metrics?.cycleCount ?? 0
-        for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.storageRef ?? entry.ref, storedAt)
-      },
-      recorded: (session, entries) => {
-        if (this._evictAfterCycles === null || isOffloaderStorage(this._storage)) return
-        for (const entry of entries) this._manifestEntryOf.set(entry.reference, { session, entry })
-      },
+      agent,
+      host: this,
+      toBlock: toSdkBlock,
     })
-    if (offloaded) offloaded.content = offloaded.content.map(toSdkBlock)
-    return offloaded
+  }
+
+  /** Told by the engine of what a unified storage got: the cycle of each key, for eviction. */
+  offloadStored(place, references) {
+    const storedAt = place.agent?.metrics?.cycleCount ?? 0
+    for (const entry of references) if (entry.ref) this._keyStoredAt.set(entry.storageRef ?? entry.ref, storedAt)
+  }
+
+  /** Told by the engine of the manifest entries recorded: on a unified storage, evicted with their keys. */
+  offloadRecorded(place, session, entries) {
+    if (this._evictAfterCycles === null || isOffloaderStorage(this._storage)) return
+    for (const entry of entries) this._manifestEntryOf.set(entry.reference, { session, entry })
   }
 
   async _handleToolResult(event) {

@@ -9,7 +9,7 @@ import {
   VideoBlock,
   toolResultContentFromData,
 } from '@strands-agents/sdk'
-import { ENGINE_BLOCK } from './content.js'
+import { EngineBlock, EngineTextBlock } from './content.js'
 
 /** SDK content blocks from what `offload()` accepts: a string, a block, or an array of blocks. */
 export function toContentBlocks(content) {
@@ -37,7 +37,8 @@ export function toContentBlocks(content) {
  * JSON) as it is.
  */
 export function toSdkBlock(block) {
-  if (block === null || typeof block !== 'object' || block[ENGINE_BLOCK] !== true) return block
+  if (block instanceof EngineTextBlock) return new TextBlock(block.text)
+  if (!(block instanceof EngineBlock)) return block
   switch (block.type) {
     case 'textBlock':
       return new TextBlock(block.text)
