@@ -39,10 +39,15 @@ type NotInferred<T> = [T][T extends unknown ? 0 : never]
  * Throws a `TypeError` or `RangeError` naming the option for bad options.
  *
  * `TContext` (the run context's type) comes from where the tools go (`new Agent<TContext>({ tools })`)
- * or from a typed `sessionId` function, not from the tools (which are usually `Tool<unknown>`).
+ * or from a typed `sessionId` function; failing those, from the tools themselves (a tool
+ * typed `Tool<TContext>` gives back tools of that context, as the SDK's `new Agent({ tools })` infers it).
  */
 export declare function offloadTools<TContext = unknown>(
   tools: readonly Tool<NotInferred<TContext>>[],
+  options?: OffloadToolsOptions<TContext>,
+): Tool<TContext>[]
+export declare function offloadTools<TContext = unknown>(
+  tools: readonly Tool<TContext>[],
   options?: OffloadToolsOptions<TContext>,
 ): Tool<TContext>[]
 

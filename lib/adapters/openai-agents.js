@@ -3,7 +3,7 @@
 // (the model sees the preview and references), plus the `retrieve_offloaded_content`
 // function tool. Built on the core's `Offloader`; `@openai/agents` is imported only here.
 import { randomUUID } from 'node:crypto'
-import { tool as functionTool } from '@openai/agents'
+import * as agents from '@openai/agents'
 import { Offloader } from '../offloader.js'
 import { checkSessionId } from '../manifest-keys.js'
 import { describe } from '../numbers.js'
@@ -23,13 +23,56 @@ export const DEFAULT_TOOL_ERROR_TEXT = 'An error occurred while running the tool
 const ADAPTER_OPTION_NAMES = ['sessionId', 'offloader']
 
 /**
- * A copy of `tool` (same prototype, every own property with its descriptor, symbol-keyed
- * ones included) with `invoke` replaced.
+ * The SDK's `invokeFunctionTool` (runs a function tool under its own `timeoutMs`, as the
+ * runner does), where the SDK exports it.
  */
-function withInvoke(tool, invoke) {
+const invokeUnderItsTimeout = typeof agents.invokeFunctionTool === 'function' ? agents.invokeFunctionTool : undefined
+
+/**
+ * A copy of `tool` (same prototype, every own property with its descriptor, symbol-keyed
+ * ones included) with `overrides` in place of its own.
+ */
+function withOverrides(tool, overrides) {
   const descriptors = Object.getOwnPropertyDescriptors(tool)
-  descriptors.invoke = { value: invoke, writable: true, enumerable: true, configurable: true }
+  for (const [name, value] of Object.entries(overrides)) {
+    descriptors[name] = { value, writable: true, enumerable: true, configurable: true }
+  }
   return Object.create(Object.getPrototypeOf(tool), descriptors)
+}
+
+/** Replacements kept for the output guardrails, at most (the oldest are forgotten first). */
+const MAX_PENDING_GUARDRAIL_CHECKS = 64
+
+/**
+ * A tool's output guardrails, made to check the tool's own output. The SDK runs them on
+ * what `invoke` answered: for an offloaded result, the preview. Everything the preview
+ * leaves out would then pass them unchecked and reach the model through the retrieval
+ * tool. `ownOutputs` maps each replacement to the output it replaced, until the last
+ * guardrail has run on it (or one rejected it or threw: the SDK stops there).
+ * @param {readonly any[]} guardrails
+ * @param {Map<unknown, unknown>} ownOutputs
+ */
+function guardrailsOnOwnOutput(guardrails, ownOutputs) {
+  const last = guardrails.length - 1
+  return guardrails.map((guardrail, i) => ({
+    ...guardrail,
+    run: async (args) => {
+      const replacement = args?.output
+      const held = ownOutputs.has(replacement)
+      let done = i === last
+      try {
+        const checked = await guardrail.run(held ? { ...args, output: ownOutputs.get(replacement) } : args)
+        const behavior = checked?.behavior?.type
+        if (behavior !== undefined && behavior !== 'allow') done = true
+        return checked
+      } catch (err) {
+        done = true
+        throw err
+      } finally {
+        if (held && done) ownOutputs.delete(replacement)
+      }
+    },
+  }))
 }
 
 /**
@@ -101,8 +144,16 @@ function parsedInput(input) {
 function wrapFunctionTool(tool, offloader, sessionOf) {
   const invokeTool = tool.invoke
   const timeoutText = tool.timeoutMs === undefined ? undefined : `Tool '${tool.name}' timed out after ${tool.timeoutMs}ms.`
+  // The tool's timeout bounds the tool's own run, not the time its result takes to be
+  // stored: the copy runs the tool under it, and has none for the runner to enforce.
+  const ownTimeout = tool.timeoutMs !== undefined && invokeUnderItsTimeout !== undefined
+  const guardrails = Array.isArray(tool.outputGuardrails) && tool.outputGuardrails.length > 0 ? tool.outputGuardrails : undefined
+  /** Each replacement the output guardrails have yet to check, and the output it replaced. */
+  const ownOutputs = new Map()
   const invoke = async (runContext, input, details) => {
-    const output = await Reflect.apply(invokeTool, tool, [runContext, input, details])
+    const output = ownTimeout
+      ? await invokeUnderItsTimeout({ tool, runContext, input, details })
+      : await Reflect.apply(invokeTool, tool, [runContext, input, details])
     if (output === DEFAULT_TOOL_ERROR_TEXT || output === timeoutText) return output
     const shape = toCoreContent(output)
     if (shape.kind === 'none') return output
@@ -115,13 +166,23 @@ function wrapFunctionTool(tool, offloader, sessionOf) {
         sessionId: sessionOf(runContext),
         input: parsedInput(input),
       })
-      return offloaded ? fromCoreResult(shape, offloaded) : output
+      if (!offloaded) return output
+      const replacement = fromCoreResult(shape, offloaded)
+      if (guardrails) {
+        if (ownOutputs.size >= MAX_PENDING_GUARDRAIL_CHECKS) ownOutputs.delete(ownOutputs.keys().next().value)
+        ownOutputs.set(replacement, output)
+      }
+      return replacement
     } catch (err) {
       logger.warn(`tool=<${tool.name}>, tool_call_id=<${toolCallId}> | the result could not be offloaded, keeping it as it is`, err)
       return output
     }
   }
-  return withInvoke(tool, invoke)
+  return withOverrides(tool, {
+    invoke,
+    ...(ownTimeout ? { timeoutMs: undefined } : {}),
+    ...(guardrails ? { outputGuardrails: guardrailsOnOwnOutput(guardrails, ownOutputs) } : {}),
+  })
 }
 
 /**
@@ -132,7 +193,7 @@ function wrapFunctionTool(tool, offloader, sessionOf) {
  */
 function retrievalFunctionTool(offloader, sessionOf) {
   const retrieval = offloader.retrievalTool
-  return functionTool({
+  return agents.tool({
     name: retrieval.name,
     description: retrieval.description,
     parameters: /** @type {any} */ (retrieval.inputSchema),
