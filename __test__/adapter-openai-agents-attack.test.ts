@@ -1,7 +1,8 @@
 // context-offloader/openai-agents against the SDK's own promises in its real loop
-// (`run()`, driven by `ScriptedModel`): a tool's output guardrails check the tool's own
-// output, not the preview that replaces it; a tool's `timeoutMs` bounds the tool, not
-// the time its result takes to be stored; and typed tools keep their run context's type.
+// (`run()`, driven by `ScriptedModel`): a tool's output guardrails and custom data
+// extractor read the tool's own output, not the preview that replaces it; a tool's
+// `timeoutMs` bounds the tool, not the time its result takes to be stored; and typed
+// tools keep their run context's type.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -80,6 +81,33 @@ describe("a tool's output guardrails", () => {
     ])
     await run(new Agent({ name: 'a', instructions: 'x', model, tools: offloadTools([logs(seen)]) }), 'go')
     expect(resultsSeen(model, 2).r1).not.toContain('SECRET-TOKEN')
+  })
+})
+
+describe("a tool's custom data extractor", () => {
+  test('makes the custom data of each call from the tool\'s own output, parallel calls and structured outputs included', async () => {
+    const PNG = Buffer.alloc(3_000, 7).toString('base64')
+    const logs = tool({
+      name: 'logs',
+      description: 'Logs.',
+      parameters: SCHEMA,
+      execute: async ({ n }: any) => {
+        await new Promise((resolve) => setTimeout(resolve, n === 3000 ? 30 : 1))
+        return n === 2 ? [{ type: 'text', text: rows(4000) }, { type: 'image', image: { data: PNG, mediaType: 'image/png' } }] : rows(n)
+      },
+      customDataExtractor: ({ output }: any) => ({ lines: typeof output === 'string' ? output.split('\n').length : output.map((o: any) => o.type).join('+') }),
+    } as any)
+    const model = new ScriptedModel([
+      [functionCall('logs', { n: 3000 }, { callId: 'c1' }), functionCall('logs', { n: 3 }, { callId: 'c2' }), functionCall('logs', { n: 2 }, { callId: 'c3' })],
+      [assistantMessage('done')],
+    ])
+    const result = await run(new Agent({ name: 'a', instructions: 'x', model, tools: offloadTools([logs]) }), 'go')
+    const custom = Object.fromEntries(
+      result.newItems.filter((i: any) => i.type === 'tool_call_output_item').map((i: any) => [i.rawItem.callId, i.customData]),
+    )
+    expect(custom).toEqual({ c1: { lines: 3000 }, c2: { lines: 3 }, c3: { lines: 'text+image' } })
+    expect(resultsSeen(model, 1).c1).toMatch(/^\[Offloaded: /)
+    expect(resultsSeen(model, 1).c3).toMatch(/^\[Offloaded: /)
   })
 })
 

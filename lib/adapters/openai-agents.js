@@ -40,39 +40,78 @@ function withOverrides(tool, overrides) {
   return Object.create(Object.getPrototypeOf(tool), descriptors)
 }
 
-/** Replacements kept for the output guardrails, at most (the oldest are forgotten first). */
-const MAX_PENDING_GUARDRAIL_CHECKS = 64
+/** Outputs kept for a tool's output hooks, at most (the oldest are forgotten first). */
+const MAX_PENDING_OUTPUTS = 64
+
+/** Whether `seen` is `replacement`, or a copy of it (the SDK hands custom data extractors a clone). */
+function sameOutput(replacement, seen) {
+  if (replacement === seen) return true
+  if (replacement === null || typeof replacement !== 'object' || seen === null || typeof seen !== 'object') return false
+  try {
+    return JSON.stringify(replacement) === JSON.stringify(seen)
+  } catch {
+    return false
+  }
+}
 
 /**
- * A tool's output guardrails, made to check the tool's own output. The SDK runs them on
- * what `invoke` answered: for an offloaded result, the preview. Everything the preview
- * leaves out would then pass them unchecked and reach the model through the retrieval
- * tool. `ownOutputs` maps each replacement to the output it replaced, until the last
- * guardrail has run on it (or one rejected it or threw: the SDK stops there).
- * @param {readonly any[]} guardrails
- * @param {Map<unknown, unknown>} ownOutputs
+ * A tool's output hooks (`outputGuardrails`, `customDataExtractor`), made to read the
+ * tool's own output. The SDK hands them what `invoke` answered: for an offloaded result,
+ * the preview. A guardrail would then let everything the preview leaves out pass
+ * unchecked (to reach the model through the retrieval tool), and custom data would be
+ * made from the preview. `undefined` when the tool has no such hooks.
+ *
+ * `hold(callId, replacement, own)` keeps the tool's own output until the last hook has
+ * read it: the last guardrail (or one that rejected it or threw, as the SDK stops
+ * there), else the extractor, which the SDK runs after the guardrails.
+ * @param {any} tool
  */
-function guardrailsOnOwnOutput(guardrails, ownOutputs) {
-  const last = guardrails.length - 1
-  return guardrails.map((guardrail, i) => ({
-    ...guardrail,
-    run: async (args) => {
-      const replacement = args?.output
-      const held = ownOutputs.has(replacement)
-      let done = i === last
-      try {
-        const checked = await guardrail.run(held ? { ...args, output: ownOutputs.get(replacement) } : args)
-        const behavior = checked?.behavior?.type
-        if (behavior !== undefined && behavior !== 'allow') done = true
-        return checked
-      } catch (err) {
-        done = true
-        throw err
-      } finally {
-        if (held && done) ownOutputs.delete(replacement)
-      }
-    },
-  }))
+function outputHooksOnOwnOutput(tool) {
+  const guardrails = Array.isArray(tool.outputGuardrails) && tool.outputGuardrails.length > 0 ? tool.outputGuardrails : undefined
+  const extractor = typeof tool.customDataExtractor === 'function' ? tool.customDataExtractor : undefined
+  if (!guardrails && !extractor) return undefined
+  /** @type {Array<{ callId: string, replacement: unknown, own: unknown }>} */
+  const pending = []
+  const hold = (callId, replacement, own) => {
+    if (pending.length >= MAX_PENDING_OUTPUTS) pending.shift()
+    pending.push({ callId, replacement, own })
+  }
+  /** The held output `output` replaced in call `toolCall`, if any. */
+  const find = (toolCall, output) => pending.find((e) => e.callId === toolCall?.callId && sameOutput(e.replacement, output))
+  const release = (entry) => {
+    const at = pending.indexOf(entry)
+    if (at >= 0) pending.splice(at, 1)
+  }
+  const last = guardrails ? guardrails.length - 1 : -1
+  const overrides = {}
+  if (guardrails) {
+    overrides.outputGuardrails = guardrails.map((guardrail, i) => ({
+      ...guardrail,
+      run: async (args) => {
+        const held = find(args?.toolCall, args?.output)
+        let done = i === last && !extractor
+        try {
+          const checked = await guardrail.run(held ? { ...args, output: held.own } : args)
+          const behavior = checked?.behavior?.type
+          if (behavior !== undefined && behavior !== 'allow') done = true
+          return checked
+        } catch (err) {
+          done = true
+          throw err
+        } finally {
+          if (held && done) release(held)
+        }
+      },
+    }))
+  }
+  if (extractor) {
+    overrides.customDataExtractor = (args) => {
+      const held = find(args?.toolCall, args?.output)
+      if (held) release(held)
+      return extractor(held ? { ...args, output: held.own } : args)
+    }
+  }
+  return { hold, overrides }
 }
 
 /**
@@ -147,9 +186,7 @@ function wrapFunctionTool(tool, offloader, sessionOf) {
   // The tool's timeout bounds the tool's own run, not the time its result takes to be
   // stored: the copy runs the tool under it, and has none for the runner to enforce.
   const ownTimeout = tool.timeoutMs !== undefined && invokeUnderItsTimeout !== undefined
-  const guardrails = Array.isArray(tool.outputGuardrails) && tool.outputGuardrails.length > 0 ? tool.outputGuardrails : undefined
-  /** Each replacement the output guardrails have yet to check, and the output it replaced. */
-  const ownOutputs = new Map()
+  const hooks = outputHooksOnOwnOutput(tool)
   const invoke = async (runContext, input, details) => {
     const output = ownTimeout
       ? await invokeUnderItsTimeout({ tool, runContext, input, details })
@@ -157,7 +194,8 @@ function wrapFunctionTool(tool, offloader, sessionOf) {
     if (output === DEFAULT_TOOL_ERROR_TEXT || output === timeoutText) return output
     const shape = toCoreContent(output)
     if (shape.kind === 'none') return output
-    const toolCallId = details?.toolCall?.callId || `call_${randomUUID()}`
+    const callId = details?.toolCall?.callId
+    const toolCallId = callId || `call_${randomUUID()}`
     try {
       const offloaded = await offloader.offloadResult({
         toolName: tool.name,
@@ -168,10 +206,7 @@ function wrapFunctionTool(tool, offloader, sessionOf) {
       })
       if (!offloaded) return output
       const replacement = fromCoreResult(shape, offloaded)
-      if (guardrails) {
-        if (ownOutputs.size >= MAX_PENDING_GUARDRAIL_CHECKS) ownOutputs.delete(ownOutputs.keys().next().value)
-        ownOutputs.set(replacement, output)
-      }
+      if (hooks && callId) hooks.hold(callId, replacement, output)
       return replacement
     } catch (err) {
       logger.warn(`tool=<${tool.name}>, tool_call_id=<${toolCallId}> | the result could not be offloaded, keeping it as it is`, err)
@@ -181,7 +216,7 @@ function wrapFunctionTool(tool, offloader, sessionOf) {
   return withOverrides(tool, {
     invoke,
     ...(ownTimeout ? { timeoutMs: undefined } : {}),
-    ...(guardrails ? { outputGuardrails: guardrailsOnOwnOutput(guardrails, ownOutputs) } : {}),
+    ...hooks?.overrides,
   })
 }
 
