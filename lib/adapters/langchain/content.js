@@ -1,9 +1,10 @@
 // A LangChain `ToolMessage`'s content as the core's content parts, and the core's
 // replacement parts back as LangChain content. The content is a string or an array of
 // content blocks: standard blocks (`text`, `image`/`audio`/`video`/`file`/`text-plain`
-// with base64 `data`, a `url` or a `fileId`), the older `source_type` blocks and
-// OpenAI's `image_url`. A block the core cannot store (a URL, a file id, a
-// provider-specific block) stays in the message as it is.
+// with base64 `data`, a `url` or a `fileId`), the older `source_type` blocks, OpenAI's
+// `image_url` and Anthropic's base64 `source`. Inline data (base64, or a `data:` URL) is
+// stored; a block the core cannot store (a URL, a file id, a provider-specific block)
+// stays in the message as it is.
 
 /** The media block types of `@langchain/core` (standard and `source_type` blocks). */
 const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'file', 'text-plain'])
@@ -51,8 +52,21 @@ function partOf(block) {
     return inline ? { type: 'image', data: inline[2], mediaType: inline[1] } : undefined
   }
   if (!MEDIA_TYPES.has(type)) return undefined
-  const { data } = block
-  const mediaType = mediaTypeOf(block)
+  let { data } = block
+  let mediaType = mediaTypeOf(block)
+  if (data === undefined) {
+    // Inline data spelled otherwise: a `data:` URL as the block's `url`, or Anthropic's
+    // `source: { type: 'base64', media_type, data }` (LangChain reads both as base64 data).
+    const source = block.source !== null && typeof block.source === 'object' ? block.source : undefined
+    const inline = typeof block.url === 'string' ? DATA_URL.exec(block.url) : null
+    if (inline) [data, mediaType] = [inline[2], inline[1]]
+    else if (source?.type === 'base64' && typeof source.data === 'string' && typeof source.media_type === 'string') {
+      ;[data, mediaType] = [source.data, source.media_type]
+    } else return undefined
+    if (type === 'image') return { type: 'image', data, mediaType }
+    const filename = fileNameOf(block)
+    return { type: 'file', data, mediaType, ...(filename ? { filename } : {}) }
+  }
   if ((typeof data !== 'string' && !(data instanceof Uint8Array)) || mediaType === undefined) return undefined
   if (block.source_type !== undefined && block.source_type !== 'base64') return undefined
   if (type === 'image') return { type: 'image', data, mediaType }
