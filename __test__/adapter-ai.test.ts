@@ -394,6 +394,21 @@ for (const version of [7, 6] as const) {
       expect(referenceIn(again.value)).not.toBe(ref)
     })
 
+    test('with the defaults (no sessionId, storage references), a re-send after a restart stores nothing again', async () => {
+      const dir = tempDir()
+      const raw = logLines(3000)
+      const logs = tool(kit, async () => raw)
+      const tools = kit.offloadTools({ logs }, { storage: new kit.core.FileStorage(dir) })
+      const model = scripted(kit, [() => [toolCall('call_d', 'logs', { q: 'a' })], () => [text('ok')]])
+      await kit.ai.generateText({ model, tools, prompt: 'p', stopWhen: kit.ai.stepCountIs(3) })
+      const seen = toolOutputs(prompts(model)[1]).call_d
+      expect(seen.value).toContain('[Stored references:]')
+      const ui = [{ id: 'a', role: 'assistant', parts: [{ type: 'tool-logs', toolCallId: 'call_d', state: 'output-available', input: { q: 'a' }, output: raw }] }]
+      const restarted = kit.offloadTools({ logs }, { storage: new kit.core.FileStorage(dir) })
+      expect(toolOutputs(await kit.ai.convertToModelMessages(ui, { tools: restarted })).call_d).toEqual(seen)
+      expect(artifactFiles(dir)).toHaveLength(1)
+    })
+
     test('a function sessionId: a re-send in the same process finds the session the call ran in', async () => {
       const offloader = new kit.core.Offloader({ references: 'opaque' })
       const sessionId = (options: any) => (options.context ?? options.experimental_context)?.chat

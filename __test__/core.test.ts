@@ -207,17 +207,38 @@ describe('reuse: a re-sent conversation stores nothing again', () => {
     expect(await restarted.retrievalTool.execute({ reference: a.references[0].reference, line_range: { start: 1, end: 1 } }, { sessionId: 'thread-1' })).toMatch(/^\[Lines 1-1|^1\| /)
   })
 
-  test('an expired artifact is stored again; the offloader’s own session is remembered in memory only', async () => {
+  test('without a session: storage references are reused after a restart; opaque ids, issued in memory only, are not', async () => {
+    const d = dir()
+    const files = () => readdirSync(d).filter((f) => /^\d+_\d+_/.test(f)).length
+    const call = { toolName: 'logs', toolCallId: 'call_n', content: logLines(3000), reuse: true }
+    const a = await new Offloader({ storage: new FileStorage(d) }).offloadResult(call)
+    const again = await new Offloader({ storage: new FileStorage(d) }).offloadResult(call)
+    expect(again).toEqual(a)
+    expect(files()).toBe(1)
+    const opaque = await new Offloader({ storage: new FileStorage(d), references: 'opaque' }).offloadResult(call)
+    const restarted = new Offloader({ storage: new FileStorage(d), references: 'opaque' })
+    const second = await restarted.offloadResult(call)
+    expect(second.references[0].reference).not.toBe(opaque.references[0].reference)
+    expect(await restarted.retrievalTool.execute({ reference: second.references[0].reference, line_range: { start: 1, end: 1 } })).toMatch(/\n {2}1\| 0 /)
+    expect(files()).toBe(3)
+  })
+
+  test('an expired artifact is stored again, and its record replaced', async () => {
     let now = 1_700_000_000_000
     const storage = new InMemoryStorage({ ttlSeconds: 60, clock: () => now })
     const o = new Offloader({ storage })
     const call = { toolName: 'logs', toolCallId: 'call_t', content: logLines(3000), reuse: true }
     const a = await o.offloadResult(call)
     expect(await o.offloadResult(call)).toEqual(a)
+    const records = await storage.list('')
+    expect(records).toEqual([expect.stringMatching(/^offload-manifest\/[^/]+\/again-[A-Za-z0-9_-]+$/)])
     now += 61_000
     const b = await o.offloadResult(call)
     expect(b.references[0].reference).not.toBe(a.references[0].reference)
-    expect(await storage.list('')).toEqual([])
+    // One record, now of the new offload (the old one held the preview of expired content).
+    expect(await storage.list('')).toEqual(records)
+    const held = JSON.parse(Buffer.from((await storage.read(records[0]))!).toString('utf8'))
+    expect(held.references[0].reference).toBe(b.references[0].reference)
   })
 })
 

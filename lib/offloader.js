@@ -28,6 +28,12 @@ function binaryAnswer(block) {
   return `[${kind}: ${block.format}, ${localeCount(bytes)} bytes] This content is binary: it cannot be returned as text.`
 }
 
+/**
+ * The session `reuse` records are kept under for calls with no session and storage
+ * references (which any session reads): one name, so that they outlive the offloader.
+ */
+const SHARED_REUSE_SESSION = '\u0001shared'
+
 /** Offloads remembered in memory for `reuse`, at most (the oldest are forgotten first). */
 const MAX_REMEMBERED = 4096
 
@@ -132,28 +138,31 @@ export class Offloader {
     if (toolName === RETRIEVAL_TOOL_NAME || options.neverOffload.has(toolName)) return null
     if (call.content === undefined || call.content === null) return null
     const blocks = toBlocks(call.content)
-    const reuse = call.reuse === true ? reuseKey(options, session, toolCallId, blocks) : undefined
-    if (reuse === undefined) return this.#offload(call, toolName, toolCallId, session, blocks, undefined)
+    if (call.reuse !== true) return this.#offload(call, toolName, toolCallId, session, blocks, undefined)
+    // With storage references and no session, what was stored is read from any session:
+    // the record is kept under one shared name, so that it outlives this offloader.
+    const reuseSession = call.sessionId == null && !options.opaqueReferences ? SHARED_REUSE_SESSION : session
+    const reuse = { key: reuseKey(options, reuseSession, toolCallId, blocks), session: reuseSession }
     // Re-sends of one call take turns: the second finds what the first stored.
-    const earlier = this.#inFlight.get(reuse)
+    const earlier = this.#inFlight.get(reuse.key)
     const turn = (earlier ?? Promise.resolve()).then(() => this.#offload(call, toolName, toolCallId, session, blocks, reuse))
     const settledTurn = turn.then(
       () => {},
       () => {},
     )
-    this.#inFlight.set(reuse, settledTurn)
+    this.#inFlight.set(reuse.key, settledTurn)
     try {
       return await turn
     } finally {
-      if (this.#inFlight.get(reuse) === settledTurn) this.#inFlight.delete(reuse)
+      if (this.#inFlight.get(reuse.key) === settledTurn) this.#inFlight.delete(reuse.key)
     }
   }
 
-  /** {@link offloadResult} past its argument checks; `reuse` is the call's reuse key, if any. */
+  /** {@link offloadResult} past its argument checks; `reuse` is the call's reuse key and record session, if any. */
   async #offload(call, toolName, toolCallId, session, blocks, reuse) {
     const options = this.#engine.options
     if (reuse !== undefined) {
-      const recalled = await this.#recall(reuse, session)
+      const recalled = await this.#recall(reuse.key, reuse.session, session)
       if (recalled) return recalled
     }
     let forced
@@ -198,7 +207,7 @@ export class Offloader {
       approximate: Boolean(measure.approximate),
       truncated,
     }
-    if (reuse !== undefined && !truncated) await this.#remember(reuse, session, result)
+    if (reuse !== undefined && !truncated) await this.#remember(reuse.key, reuse.session, result)
     return result
   }
 
@@ -239,12 +248,12 @@ export class Offloader {
    * the storage) and everything it stored can still be read: an expired or evicted
    * block makes it a new offload.
    */
-  async #recall(key, session) {
+  async #recall(key, recordSession, session) {
     let result = this.#remembered.get(key)
     if (!result) {
-      const records = this.#reuseRecords(session)
+      const records = this.#reuseRecords(recordSession)
       try {
-        const data = records ? await records.read(Offloader.#recordKey(session, key)) : null
+        const data = records ? await records.read(Offloader.#recordKey(recordSession, key)) : null
         if (data) result = JSON.parse(Buffer.from(data).toString('utf8'))
       } catch {
         result = undefined
@@ -254,7 +263,7 @@ export class Offloader {
     if (!Array.isArray(result.parts) || !(await this.#stillHeld(result, session))) {
       this.#remembered.delete(key)
       // What it stored is gone: so goes its record (it holds the preview of that content).
-      await this.#reuseRecords(session)?.delete(Offloader.#recordKey(session, key)).catch(() => {})
+      await this.#reuseRecords(recordSession)?.delete(Offloader.#recordKey(recordSession, key)).catch(() => {})
       return undefined
     }
     this.#remembered.set(key, result)
