@@ -401,7 +401,8 @@ export interface OffloadResultInput {
    * Offload this call once: the same session, tool call id and content again (a
    * conversation re-sent) answers the first offload's result without storing anything,
    * as long as what it stored can still be read. Remembered in memory, and in the
-   * storage for a session given by `sessionId` (so it holds across a restart).
+   * storage (so it holds across a restart) for a session given by `sessionId`, and
+   * without one when references are storage references (`references: 'paths'`).
    */
   reuse?: boolean
 }
