@@ -6,68 +6,9 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
+import { type Kit, callOptions, load, referenceIn, scripted, toolCall, toolOutputs } from './helpers/ai-kit.js'
 
-interface Kit {
-  version: 6 | 7
-  ai: any
-  Mock: any
-  offloadTools: any
-  core: any
-  /** The call settings that give each named tool `ctx` as its context (ai 7 `toolsContext`, ai 6 `experimental_context`). */
-  context(names: string[], ctx: unknown): object
-}
-
-async function load(version: 6 | 7): Promise<Kit> {
-  vi.resetModules()
-  if (version === 6) vi.doMock('ai', () => import('ai-v6'))
-  else vi.doUnmock('ai')
-  const ai = version === 6 ? await import('ai-v6') : await import('ai')
-  const mocks: any = version === 6 ? await import('ai-v6/test') : await import('ai/test')
-  const { offloadTools } = await import('../ai.js')
-  const core = await import('../core.js')
-  return {
-    version,
-    ai,
-    Mock: version === 6 ? mocks.MockLanguageModelV3 : mocks.MockLanguageModelV4,
-    offloadTools,
-    core,
-    context: (names, ctx) => (version === 6 ? { experimental_context: ctx } : { toolsContext: Object.fromEntries(names.map((name) => [name, ctx])) }),
-  }
-}
-
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
-const toolCall = (toolCallId: string, toolName: string, input: object = {}) => ({ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) })
 const logLines = (n: number, tag = 'x') => Array.from({ length: n }, (_, i) => `${i} ${tag} request ${i * 37} done`).join('\n')
-
-/** A mock model answering `turns` in order (generate only). */
-function scripted(kit: Kit, turns: any[][]) {
-  const model: any = new kit.Mock({
-    doGenerate: async () => {
-      const content = turns[model.doGenerateCalls.length - 1]
-      if (!content) throw new Error('no more turns')
-      const unified = content.some((c) => c.type === 'tool-call') ? 'tool-calls' : 'stop'
-      return { content, finishReason: { unified, raw: undefined }, usage, warnings: [] }
-    },
-  })
-  return model
-}
-
-function toolOutputs(prompt: any[]): Record<string, any> {
-  const outputs: Record<string, any> = {}
-  for (const message of prompt) {
-    if (message.role !== 'tool') continue
-    for (const part of message.content) if (part.type === 'tool-result') outputs[part.toolCallId] = part.output
-  }
-  return outputs
-}
-
-function referenceIn(preview: string): string {
-  const match = /\[Stored references:\]\n\s+(\S+) \(/.exec(preview)
-  if (!match) throw new Error(`no reference in ${preview.slice(0, 200)}`)
-  return match[1]!
-}
-
-const callOptions = (toolCallId: string, ctx?: unknown) => ({ toolCallId, messages: [], context: ctx, experimental_context: ctx })
 
 /** A full garbage collection, between turns of the event loop (so WeakRefs can clear). */
 async function collect() {
