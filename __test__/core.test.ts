@@ -86,6 +86,34 @@ describe('the core answers as the Strands plugin does', () => {
     expect(forced.references[0].contentType).toBe('application/json')
   })
 
+  test('seeded fuzz: hostile text and JSON give the plugin’s replacement text and answers', async () => {
+    const rand = prng(21)
+    const pieces = ['é', '日本語', '😀', '\ud800', '\udfff', '\r\n', '\n', '\t', '\u0000', ' ', 'ERROR', 'a'.repeat(300), '"', '\\', '[]{}', '0123']
+    const textOf = (n: number) => Array.from({ length: n }, () => rand.pick(pieces)).join('')
+    const jsonOf = (depth: number): unknown => {
+      const kind = rand.int(0, depth > 2 ? 3 : 5)
+      if (kind === 0) return textOf(rand.int(0, 40))
+      if (kind === 1) return rand.pick([0, -0, 1.5, 1e300, -12, 2 ** 53 + 1])
+      if (kind === 2) return rand.pick([true, false, null])
+      if (kind === 3) return []
+      if (kind === 4) return Array.from({ length: rand.int(1, 60) }, () => jsonOf(depth + 1))
+      return Object.fromEntries(Array.from({ length: rand.int(1, 12) }, () => [rand.pick(['__proto__', '', 'constructor', 'a b', textOf(3), 'id']), jsonOf(depth + 1)]))
+    }
+    const optionSets = [{}, { retrieval: 'extended' }, { preview: 'headTail', previewTokens: 100, maxResultTokens: 400 }, { preview: 'structure' }]
+    for (let round = 0; round < 24; round++) {
+      const options = optionSets[round % optionSets.length]
+      const { plugin, offloader, tool } = pair({ ...options, shouldOffload: () => true })
+      const content = round % 2 ? { data: jsonOf(0), text: textOf(rand.int(100, 3000)) } : textOf(rand.int(1, 20_000))
+      const viaPlugin = await plugin.offload(typeof content === 'string' ? content : [{ json: content }], { key: `k${round}` })
+      const viaCore = await offloader.offloadResult({ toolName: `k${round}`, toolCallId: `k${round}`, content })
+      expect(viaCore.text, `round ${round}`).toBe(viaPlugin.text)
+      const reference = viaCore.references[0].reference
+      for (const input of [{ reference, pattern: 'ERROR', context_lines: 1 }, { reference, line_range: { start: 2, end: 40 } }, { reference, pattern: '\\d+' }]) {
+        expect(await offloader.retrievalTool.execute(input), `round ${round} ${JSON.stringify(input)}`).toBe(await toolAnswer(tool, input))
+      }
+    }
+  })
+
   test('a full retrieval of JSON answers its text, in SDK and in extended mode', async () => {
     const data = { ok: true, items: ['a'.repeat(30), 'b'.repeat(30)], nested: { n: 1.5, s: 'é' } }
     for (const retrieval of ['sdk', 'extended']) {
