@@ -717,3 +717,20 @@ describe('S3Storage: the blocks of a failed offload', () => {
     expect((await listKeys(prefix)).filter((k) => k.includes('_fails_'))).toEqual([])
   })
 })
+
+describe('S3Storage under the core', () => {
+  test('a re-send (reuse) is answered from the record after a restart, without downloading what was stored', async () => {
+    const prefix = `reuse-${uuidV7()}/`
+    const { Offloader } = await import('../core.js')
+    const { NATIVE } = await import('../lib/storage/native-backed.js')
+    const call = { toolName: 'logs', toolCallId: 'call_s3', content: 'line of a log\n'.repeat(4_000), sessionId: 'chat-1', reuse: true }
+    const first = await new Offloader({ storage: storage({ prefix }) }).offloadResult(call)
+    expect(first?.references[0]?.reference).toMatch(new RegExp(`^s3://${garage.bucket}/${prefix}\\d+_\\d+_call_s3_0`))
+    const restartedStorage = storage({ prefix })
+    const reads = vi.spyOn((restartedStorage as any)[NATIVE], 'retrieve')
+    const again = await new Offloader({ storage: restartedStorage }).offloadResult(call)
+    expect(again).toEqual(first)
+    expect(reads).not.toHaveBeenCalled()
+    expect((await listKeys(prefix)).filter((k) => k.includes('_call_s3_'))).toHaveLength(1)
+  })
+})

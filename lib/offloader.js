@@ -281,11 +281,14 @@ export class Offloader {
       }
       const stored = result.references.map((r) => r.storageReference ?? r.reference)
       const nativeStore = nativeFor(this.#store, 'retrieve')
-      if (typeof nativeStore?.holdsAll !== 'function') {
-        // Any other storage tells only by being read: every block is read back once.
+      if (!nativeStore) {
+        // A storage of the app's own tells only by being read: every block is read back once.
         for (const reference of stored) await retrieveContent(this.#store, reference)
         return true
       }
+      // S3 has no cheap check here (reading back would download every block): the record
+      // is trusted; a block removed since answers "not found" when the model asks for it.
+      if (typeof nativeStore.holdsAll !== 'function') return true
       syncClock(this.#store, nativeStore)
       return nativeStore.holdsAll(stored)
     } catch {
