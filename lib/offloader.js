@@ -138,33 +138,6 @@ export class Offloader {
     if (toolName === RETRIEVAL_TOOL_NAME || options.neverOffload.has(toolName)) return null
     if (call.content === undefined || call.content === null) return null
     const blocks = toBlocks(call.content)
-    if (call.reuse !== true) return this.#offload(call, toolName, toolCallId, session, blocks, undefined)
-    // With storage references and no session, what was stored is read from any session:
-    // the record is kept under one shared name, so that it outlives this offloader.
-    const reuseSession = call.sessionId == null && !options.opaqueReferences ? SHARED_REUSE_SESSION : session
-    const reuse = { key: reuseKey(options, reuseSession, toolCallId, blocks), session: reuseSession }
-    // Re-sends of one call take turns: the second finds what the first stored.
-    const earlier = this.#inFlight.get(reuse.key)
-    const turn = (earlier ?? Promise.resolve()).then(() => this.#offload(call, toolName, toolCallId, session, blocks, reuse))
-    const settledTurn = turn.then(
-      () => {},
-      () => {},
-    )
-    this.#inFlight.set(reuse.key, settledTurn)
-    try {
-      return await turn
-    } finally {
-      if (this.#inFlight.get(reuse.key) === settledTurn) this.#inFlight.delete(reuse.key)
-    }
-  }
-
-  /** {@link offloadResult} past its argument checks; `reuse` is the call's reuse key and record session, if any. */
-  async #offload(call, toolName, toolCallId, session, blocks, reuse) {
-    const options = this.#engine.options
-    if (reuse !== undefined) {
-      const recalled = await this.#recall(reuse.key, reuse.session, session)
-      if (recalled) return recalled
-    }
     let forced
     if (options.shouldOffload) {
       const toolUse = { name: toolName, toolUseId: toolCallId, input: call.input }
@@ -180,7 +153,36 @@ export class Offloader {
     while (mustYield()) await yieldToEventLoop()
     const decision = await this.#engine.decide(blocks)
     if (!decision.exceeds && forced !== true) return null
-    const ttl = options.ttlMs
+    if (call.reuse !== true) return this.#storeResult(call, toolName, toolCallId, session, blocks, decision, undefined)
+    // Only what is offloaded is digested for reuse (a small result costs no hash). With
+    // storage references and no session, what was stored is read from any session: the
+    // record is kept under one shared name, so that it outlives this offloader.
+    const reuseSession = call.sessionId == null && !options.opaqueReferences ? SHARED_REUSE_SESSION : session
+    const reuse = { key: reuseKey(options, reuseSession, toolCallId, blocks), session: reuseSession }
+    // Re-sends of one call take turns: the second finds what the first stored.
+    const earlier = this.#inFlight.get(reuse.key)
+    const turn = (earlier ?? Promise.resolve()).then(
+      async () =>
+        (await this.#recall(reuse.key, reuse.session, session)) ?? this.#storeResult(call, toolName, toolCallId, session, blocks, decision, reuse),
+    )
+    const settledTurn = turn.then(
+      () => {},
+      () => {},
+    )
+    this.#inFlight.set(reuse.key, settledTurn)
+    try {
+      return await turn
+    } finally {
+      if (this.#inFlight.get(reuse.key) === settledTurn) this.#inFlight.delete(reuse.key)
+    }
+  }
+
+  /**
+   * Stores a result the decision offloads and builds what replaces it; `reuse` is the
+   * call's reuse key and record session, if any (the result is then remembered).
+   */
+  async #storeResult(call, toolName, toolCallId, session, blocks, decision, reuse) {
+    const ttl = this.#engine.options.ttlMs
     const sessionTag = call.sessionId == null ? undefined : session
     let storage
     let storageError
