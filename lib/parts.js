@@ -1,24 +1,26 @@
 // A tool result as any framework hands it to the core: a string, JSON-serialisable
-// data, or an array of content parts (`text`, `image`, `file`); made into the engine's
+// data, or an array of content parts (`text`, `json`, `image`, `file`); made into the engine's
 // plain blocks (see ./content.js), and the engine's replacement blocks made back into parts.
 import { isText } from './content.js'
 import { describe } from './numbers.js'
 
 /** The part types the core reads; an array of anything else is data. */
-const PART_TYPES = new Set(['text', 'image', 'file'])
+const PART_TYPES = new Set(['text', 'json', 'image', 'file'])
 
 /** The part each inline block came from (kept in the conversation as it was given). */
 const PART_OF = new WeakMap()
 
 /**
- * Whether an item has a part's shape: a text part's `text` is a string, an image or file
- * part carries `data` or a `url`. Data that merely has a `type` of the same name (rich
+ * Whether an item has a part's shape: a text part's `text` is a string, a JSON part
+ * carries `json`, an image or file part carries `data` or a `url`. Data that merely has a `type` of the same name (rich
  * text `{ type: 'text', text: { content } }`, an `{ type: 'image', image_url }` block)
  * has not.
  */
 function partShaped(p) {
   if (p === null || typeof p !== 'object' || Array.isArray(p) || !PART_TYPES.has(p.type)) return false
-  return p.type === 'text' ? typeof p.text === 'string' : p.data !== undefined || p.url !== undefined
+  if (p.type === 'text') return typeof p.text === 'string'
+  if (p.type === 'json') return p.json !== undefined
+  return p.data !== undefined || p.url !== undefined
 }
 
 /** Whether `value` is an array of content parts (every item part-shaped), not data. */
@@ -59,6 +61,8 @@ function partToBlock(part, index) {
     case 'text':
       if (typeof part.text !== 'string') throw new TypeError(`content[${index}].text must be a string, got ${describe(part.text)}`)
       return { type: 'textBlock', text: part.text }
+    case 'json':
+      return jsonBlockOf(part.json, `content[${index}].json must be JSON-serialisable data`)
     case 'image': {
       const block =
         part.data === undefined && typeof part.url === 'string'
@@ -93,14 +97,19 @@ function partToBlock(part, index) {
 export function toBlocks(content) {
   if (typeof content === 'string') return [{ type: 'textBlock', text: content }]
   if (isPartList(content)) return content.map(partToBlock)
+  return [jsonBlockOf(content, 'content must be a string, content parts or JSON-serialisable data')]
+}
+
+/** A JSON block of `value`, checked to be JSON-serialisable (`rule` is the error's start). */
+function jsonBlockOf(value, rule) {
   let text
   try {
-    text = JSON.stringify(content)
+    text = JSON.stringify(value)
   } catch (err) {
-    throw new TypeError(`content must be a string, content parts or JSON-serialisable data: ${err?.message ?? err}`)
+    throw new TypeError(`${rule}: ${err?.message ?? err}`)
   }
-  if (text === undefined) throw new TypeError(`content must be a string, content parts or JSON-serialisable data, got ${describe(content)}`)
-  return [{ type: 'jsonBlock', json: content }]
+  if (text === undefined) throw new TypeError(`${rule}, got ${describe(value)}`)
+  return { type: 'jsonBlock', json: value }
 }
 
 /** The engine's replacement blocks as content parts: text as text parts, inline blocks as the parts they were. */

@@ -18,6 +18,7 @@ export const COMMANDS = [
   { name: 'stats', summary: 'artifacts and bytes, overall and per session', load: async () => (await import('./commands/stats.js')).stats },
   { name: 'gc', summary: "remove expired, old, or one session's artifacts, or keep a store under a size", load: async () => (await import('./commands/gc.js')).gc },
   { name: 'sessions', summary: 'list, show or remove SessionManager snapshot sessions', load: async () => (await import('./commands/sessions.js')).sessions },
+  { name: 'mcp', summary: "an MCP proxy that offloads an upstream server's large tool results", load: async () => (await import('./commands/mcp.js')).mcp },
 ]
 
 function version() {
@@ -27,7 +28,7 @@ function version() {
 function mainHelp() {
   const width = Math.max(...COMMANDS.map((c) => c.name.length))
   return [
-    `${PROGRAM} ${version()}: look after the artifacts offloaded by ContextOffloader`,
+    `${PROGRAM} ${version()}: look after the artifacts offloaded by ContextOffloader, or run the MCP proxy`,
     '',
     `Usage: ${PROGRAM} <command> [options]`,
     '',
@@ -96,7 +97,7 @@ export async function main(argv) {
     process.stdout.write(`${commandHelp(command)}\n`)
     return 0
   }
-  if (command.name !== 'sessions' && parsed.positionals.length !== command.positionals.length) {
+  if (!command.variadic && command.name !== 'sessions' && parsed.positionals.length !== command.positionals.length) {
     return fail(`${name}: expected ${command.positionals.join(' ')} (usage: ${PROGRAM} ${command.usage})`)
   }
   try {

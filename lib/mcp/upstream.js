@@ -1,0 +1,75 @@
+// The upstream side of the proxy: which transport reaches the server (a child process, a
+// Streamable HTTP URL, or a transport the caller made), and the SDK's `Client` as a pure
+// relay (no capability checks of its own: the client's capabilities are the upstream's
+// business).
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { describe } from '../numbers.js'
+import { ChildProcessTransport } from './child-transport.js'
+
+/** A `Client` that checks no capability: it forwards what the client asked for. */
+export class RelayClient extends Client {
+  assertCapabilityForMethod() {}
+  assertNotificationCapability() {}
+  assertRequestHandlerCapability() {}
+  assertTaskCapability() {}
+  assertTaskHandlerCapability() {}
+}
+
+/** Whether `value` looks like an SDK `Transport` (`start`, `send` and `close` methods). */
+function isTransport(value) {
+  return typeof value?.start === 'function' && typeof value?.send === 'function' && typeof value?.close === 'function'
+}
+
+/** Checks an optional string array option. */
+function checkStrings(value, what) {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new TypeError(`${what} must be an array of strings, got ${describe(value)}`)
+  return value
+}
+
+/**
+ * Checks the `upstream` option and returns a function that makes its transport (one per
+ * connection: an HTTP listener starts one upstream per session). A caller's own transport
+ * is used once.
+ * @param {unknown} upstream
+ * @param {{ maxMessageBytes?: number }} [limits]
+ * @returns {() => import('@modelcontextprotocol/sdk/shared/transport.js').Transport}
+ */
+export function upstreamTransportFactory(upstream, limits = {}) {
+  if (isTransport(upstream)) {
+    let used = false
+    return () => {
+      if (used) throw new Error('upstream: a transport serves one connection; pass { command } or { url } to start one per session')
+      used = true
+      return upstream
+    }
+  }
+  if (upstream === null || typeof upstream !== 'object') {
+    throw new TypeError(`upstream must be { command, args?, env?, cwd? }, { url } or a Transport, got ${describe(upstream)}`)
+  }
+  if (upstream.url !== undefined) {
+    let url
+    try {
+      url = new URL(String(upstream.url))
+    } catch {
+      throw new TypeError(`upstream.url must be an http(s) URL, got ${describe(upstream.url)}`)
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`upstream.url must be an http(s) URL, got ${describe(upstream.url)}`)
+    const headers = upstream.headers
+    if (headers !== undefined && (headers === null || typeof headers !== 'object')) throw new TypeError(`upstream.headers must be an object of header names to values, got ${describe(headers)}`)
+    return () => new StreamableHTTPClientTransport(url, headers ? { requestInit: { headers } } : undefined)
+  }
+  const { command, cwd, env } = upstream
+  if (typeof command !== 'string' || command.length === 0) {
+    throw new TypeError(`upstream.command must be a non-empty string (or give upstream.url), got ${describe(command)}`)
+  }
+  const args = checkStrings(upstream.args, 'upstream.args')
+  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError(`upstream.cwd must be a string, got ${describe(cwd)}`)
+  if (env !== undefined && (env === null || typeof env !== 'object' || !Object.values(env).every((v) => typeof v === 'string'))) {
+    throw new TypeError(`upstream.env must be an object of strings (added to the proxy's environment), got ${describe(env)}`)
+  }
+  const stderr = upstream.stderr ?? 'inherit'
+  if (!['inherit', 'pipe', 'ignore'].includes(stderr)) throw new TypeError(`upstream.stderr must be 'inherit', 'pipe' or 'ignore', got ${describe(stderr)}`)
+  return () => new ChildProcessTransport({ command, args, env, cwd, stderr, maxMessageBytes: limits.maxMessageBytes })
+}
