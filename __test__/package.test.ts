@@ -262,6 +262,8 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
       'strict/ai-require.cts': STRICT_AI_CJS,
       'strict/openai-agents.ts': STRICT_OPENAI_AGENTS_ESM,
       'strict/openai-agents-require.cts': STRICT_OPENAI_AGENTS_CJS,
+      'strict/mcp.ts': STRICT_MCP_ESM,
+      'strict/mcp-require.cts': STRICT_MCP_CJS,
       'src/program.ts': PROGRAM,
       'test/consumer.test.ts': CONSUMER_TEST,
       'bad/type-error.ts': TYPE_ERROR,
@@ -388,6 +390,23 @@ describe.skipIf(!existsSync(platformDir))(`the packed package, installed on ${pl
     const missing = run(bin, ['ls', join(work, 'no-such-store')], consumer, process.platform === 'win32')
     expect(missing.status).toBe(2)
     expect(missing.stderr).toMatch(/^context-offloader: error: no such directory: .*\n$/)
+  })
+
+  it('the installed MCP proxy runs: the official client, installed with the package, through npx context-offloader mcp', () => {
+    const bin = join(consumer, 'node_modules', '.bin', process.platform === 'win32' ? 'context-offloader.cmd' : 'context-offloader')
+    const upstream = join(ROOT, '__test__', 'fixtures', 'mcp', 'scripted-server.mjs')
+    const r = nodeEval(
+      `const { Client } = await import('@modelcontextprotocol/sdk/client/index.js'); ` +
+        `const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js'); ` +
+        `const t = new StdioClientTransport({ command: ${JSON.stringify(bin)}, args: ['mcp', '--', process.execPath, ${JSON.stringify(upstream)}], stderr: 'ignore' }); ` +
+        `const c = new Client({ name: 'consumer', version: '1' }); await c.connect(t); ` +
+        `const r = await c.callTool({ name: 'text', arguments: { bytes: 100000 } }); ` +
+        `const names = (await c.listTools()).tools.map((x) => x.name); await c.close(); ` +
+        `console.log(JSON.stringify({ head: r.content[0].text.split('\\n')[0], last: names.at(-1) }))`,
+      consumer,
+    )
+    expect(r.status, show(r)).toBe(0)
+    expect(JSON.parse(r.stdout.trim())).toEqual({ head: expect.stringMatching(/^\[Offloaded: 1 blocks?, [\d,]+ tokens\]$/), last: 'retrieve_offloaded_content' })
   })
 
   it('without the platform package the import fails with a message naming the platform', () => {
@@ -589,6 +608,44 @@ export const tools = adapter.offloadTools({}, { maxResultTokens: 4_000, previewT
 const STRICT_OPENAI_AGENTS_CJS = `import adapter = require('context-offloader/openai-agents')
 
 export const tools = adapter.offloadTools([], { maxResultTokens: 4_000, previewTokens: 400 })
+`
+
+/** The MCP proxy from an ES module: every upstream kind, the SDK's own transports, and errors it must report. */
+const STRICT_MCP_ESM = `import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { InMemoryStorage } from 'context-offloader/core'
+import { ChildProcessTransport, LineTransport, PROXY_DEFAULTS, createOffloadingProxy, type UpstreamEnd } from 'context-offloader/mcp'
+
+export async function serve(): Promise<UpstreamEnd> {
+  const proxy = createOffloadingProxy({
+    upstream: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'], env: { API_KEY: 'k' }, stderr: 'inherit' },
+    storage: new InMemoryStorage({ maxBytes: 256 * 1024 * 1024 }),
+    maxResultTokens: 4_000,
+    preview: 'headTail',
+    offloadMedia: true,
+    timeoutMs: 60_000,
+    neverOffload: ['read_media_file'],
+    log: (message: string) => process.stderr.write(message),
+  })
+  await proxy.connect(process.argv[2] === 'sdk' ? new StdioServerTransport() : new LineTransport(process.stdin, process.stdout))
+  const stats = proxy.offloader.stats()
+  process.stderr.write(String(stats.offloads) + String(proxy.protocolVersion))
+  return proxy.upstreamEnded
+}
+export const overHttp = createOffloadingProxy({ upstream: { url: new URL('http://127.0.0.1:3000/mcp'), headers: { authorization: 'Bearer x' } }, references: 'paths' })
+export const overOwn = createOffloadingProxy({ upstream: new ChildProcessTransport({ command: 'node', args: ['server.js'] }), tokenizer: 'heuristic' })
+export const opaque: 'opaque' = PROXY_DEFAULTS.references
+// @ts-expect-error: the upstream is required
+createOffloadingProxy({ maxResultTokens: 10 })
+// @ts-expect-error: references are 'paths' or 'opaque'
+createOffloadingProxy({ upstream: { command: 'x' }, references: 'ids' })
+// @ts-expect-error: args are strings
+createOffloadingProxy({ upstream: { command: 'x', args: [1] } })
+`
+
+/** The MCP proxy from CommonJS. */
+const STRICT_MCP_CJS = `import mcp = require('context-offloader/mcp')
+
+export const proxy = mcp.createOffloadingProxy({ upstream: { command: 'node', args: ['server.js'] }, maxResultTokens: 4_000, previewTokens: 400 })
 `
 
 /** The consumer's program: the SDK's types and ours, used together. */

@@ -124,6 +124,8 @@ export function createOffloadingProxy(options) {
   let client
   let transport
   let upstreamCapabilities = {}
+  /** The protocol version the upstream agreed to. */
+  let protocolVersion
   /** The upstream's connection, once `initialize` started it. */
   let connected
   /** How the upstream ended, once it has. */
@@ -158,7 +160,10 @@ export function createOffloadingProxy(options) {
     transport = makeTransport()
     client = new RelayClient(params?.clientInfo ?? { name: 'context-offloader', version: '0' }, { capabilities: params?.capabilities ?? {} })
     client.onclose = upstreamClosed
-    client.onerror = (err) => log(`upstream: ${err?.message ?? err}`)
+    client.onerror = (err) => {
+      // A connection being closed on purpose reports its aborted streams: not news.
+      if (!downstreamClosed && !ended) log(`upstream: ${err?.message ?? err}`)
+    }
     client.fallbackRequestHandler = async (request, extra) => {
       try {
         return await server.request({ method: request.method, params: request.params }, ResultSchema, {
@@ -189,6 +194,7 @@ export function createOffloadingProxy(options) {
       throw relayedError(err)
     }
     transport.setProtocolVersion?.(result.protocolVersion)
+    protocolVersion = result.protocolVersion
     upstreamCapabilities = result.capabilities ?? {}
     return { ...result, capabilities: { ...upstreamCapabilities, tools: upstreamCapabilities.tools ?? {} } }
   }
@@ -208,8 +214,9 @@ export function createOffloadingProxy(options) {
     let params = request.params
     if (progressToken !== undefined) params = { ...params, _meta: Object.keys(meta).length > 0 ? meta : undefined }
     inFlight.push(request.id)
+    let progressed = false
     try {
-      return await client.request({ method: request.method, params }, ResultSchema, {
+      const result = await client.request({ method: request.method, params }, ResultSchema, {
         signal: extra.signal,
         timeout,
         resetTimeoutOnProgress: true,
@@ -217,9 +224,14 @@ export function createOffloadingProxy(options) {
           progressToken === undefined
             ? undefined
             : (progress) => {
+                progressed = true
                 extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => {})
               },
       })
+      // The SDK's client, too, takes a result at once and a notification a microtask
+      // later: the result goes out a turn after the last progress, not in its chunk.
+      if (progressed) await new Promise((resolve) => setImmediate(resolve))
+      return result
     } catch (err) {
       if (ended) throw endedError(request.method)
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout && timeout !== NO_TIMEOUT) {
@@ -314,6 +326,7 @@ export function createOffloadingProxy(options) {
   Object.defineProperties(server, {
     offloader: { value: offloader, enumerable: true },
     upstreamEnded: { value: upstreamEnded, enumerable: true },
+    protocolVersion: { get: () => protocolVersion, enumerable: true },
   })
   return server
 }

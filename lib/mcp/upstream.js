@@ -14,7 +14,27 @@ export class RelayClient extends Client {
   assertRequestHandlerCapability() {}
   assertTaskCapability() {}
   assertTaskHandlerCapability() {}
+
+  /**
+   * Progress is relayed as it arrives. The SDK hands notifications to their handlers a
+   * microtask later but takes a result at once, so the last progress of a call, read in
+   * the same chunk as its result, would find its call finished and be dropped.
+   */
+  _onnotification(notification) {
+    if (notification.method === 'notifications/progress' && notification.params?.progressToken !== undefined) {
+      try {
+        this._onprogress(notification)
+      } catch (err) {
+        this._onerror(err)
+      }
+      return
+    }
+    super._onnotification(notification)
+  }
 }
+
+/** Transports of callers already in use by a proxy (a transport serves one connection). */
+const claimed = new WeakSet()
 
 /** Whether `value` looks like an SDK `Transport` (`start`, `send` and `close` methods). */
 function isTransport(value) {
@@ -38,10 +58,9 @@ function checkStrings(value, what) {
  */
 export function upstreamTransportFactory(upstream, limits = {}) {
   if (isTransport(upstream)) {
-    let used = false
     return () => {
-      if (used) throw new Error('upstream: a transport serves one connection; pass { command } or { url } to start one per session')
-      used = true
+      if (claimed.has(upstream)) throw new Error('upstream: a transport serves one connection; pass { command } or { url } to start one per session')
+      claimed.add(upstream)
       return upstream
     }
   }
