@@ -359,6 +359,12 @@ export interface OffloadTextPart {
   text: string
 }
 
+/** A JSON content part: data stored and previewed as JSON (so `query` works on it), e.g. an MCP result's `structuredContent`. */
+export interface OffloadJsonPart {
+  type: 'json'
+  json: unknown
+}
+
 /** An image content part: bytes (or base64) with a media type, or a URL (kept in context as it is). */
 export interface OffloadImagePart {
   type: 'image'
@@ -377,7 +383,7 @@ export interface OffloadFilePart {
 }
 
 /** A content part of a tool result. */
-export type OffloadPart = OffloadTextPart | OffloadImagePart | OffloadFilePart
+export type OffloadPart = OffloadTextPart | OffloadJsonPart | OffloadImagePart | OffloadFilePart
 
 /** What {@link Offloader.offloadResult} takes: one tool call's result. */
 export interface OffloadResultInput {
@@ -387,7 +393,7 @@ export interface OffloadResultInput {
   toolCallId: string
   /**
    * The result: a string, an array of content parts (every item a text part with a string
-   * `text`, or an image or file part with `data` or a `url`), or any other
+   * `text`, a JSON part with `json`, or an image or file part with `data` or a `url`), or any other
    * JSON-serialisable data (stored and previewed as JSON).
    */
   content: unknown

@@ -295,6 +295,21 @@ describe('content parts', () => {
     expect(await o.retrievalTool.execute({ reference: r.references[1].reference })).toMatch(/^\[image: png, 3,000 bytes\] This content is binary/)
   })
 
+  test('a JSON part is stored as JSON beside text parts, and jq queries it', async () => {
+    const o = new Offloader({ maxResultTokens: 100, previewTokens: 10, retrieval: 'extended' })
+    const r = await o.offloadResult({
+      toolName: 't',
+      toolCallId: 'j1',
+      content: [{ type: 'text', text: 'summary '.repeat(50) }, { type: 'json', json: records(60) }],
+    })
+    expect(r.references.map((x: any) => x.contentType)).toEqual(['text/plain', 'application/json'])
+    expect(await o.retrievalTool.execute({ reference: r.references[1].reference, query: '.users[42].name' })).toContain('user 42')
+    // Data that cannot be JSON is refused, naming the part; an item whose json is absent is not a part (the array is data).
+    await expect(o.offloadResult({ toolName: 't', toolCallId: 'j2', content: [{ type: 'json', json: 10n }] })).rejects.toThrow(/^content\[0\]\.json must be JSON-serialisable data/)
+    const data = await o.offloadResult({ toolName: 't', toolCallId: 'j3', content: [{ type: 'json', note: 'x'.repeat(500) }] })
+    expect(data.references[0].contentType).toBe('application/json')
+  })
+
   test('an array that is not all parts is data', async () => {
     const o = new Offloader({ maxResultTokens: 100, previewTokens: 10 })
     const data = [{ type: 'text', text: 'x'.repeat(500) }, { type: 'row', id: 1 }]
