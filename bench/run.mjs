@@ -37,8 +37,9 @@ import * as query from './scenarios/query.mjs'
 import * as references from './scenarios/references.mjs'
 import * as cli from './scenarios/cli.mjs'
 import * as pages from './scenarios/pages.mjs'
+import * as mcp from './scenarios/mcp.mjs'
 
-const SCENARIOS = [offload, smallOffload, fileStore, search, query, pages, references, backtracking, eventLoop, memory, sessions, s3, tokens, decision, lifecycle, cli]
+const SCENARIOS = [offload, smallOffload, fileStore, search, query, pages, references, backtracking, eventLoop, memory, sessions, s3, tokens, decision, lifecycle, cli, mcp]
 
 const { values: options } = parseArgs({
   options: {
