@@ -14,7 +14,9 @@ import {
   CallToolResultSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { spawn } from 'node:child_process'
-import { CLI } from './helpers/cli'
+import { CLI, cli, expectOneLineError } from './helpers/cli'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { alive, connectProxy, SCRIPTED, EVERYTHING, FILESYSTEM, firstText, referencesOf, type ProxyConnection } from './helpers/mcp-kit'
 import { numberedText } from './fixtures/mcp/text.mjs'
 
@@ -256,8 +258,8 @@ describe('MCP proxy: the scripted server', () => {
 })
 
 /** The proxy driven over raw stdio: every line it writes, parsed (a line that is not JSON-RPC fails the test). */
-async function rawSession(messages: object[], until: (lines: any[]) => boolean, flags: string[] = []) {
-  const child = spawn(process.execPath, [CLI, 'mcp', ...flags, '--', ...SCRIPTED], { stdio: ['pipe', 'pipe', 'pipe'] })
+async function rawSession(messages: object[], until: (lines: any[]) => boolean, flags: string[] = [], upstream: string[] = SCRIPTED) {
+  const child = spawn(process.execPath, [CLI, 'mcp', ...flags, '--', ...upstream], { stdio: ['pipe', 'pipe', 'pipe'] })
   const lines: any[] = []
   let buffered = ''
   const done = new Promise<void>((resolve, reject) => {
@@ -431,5 +433,49 @@ describe('MCP proxy: the reference servers from npm', () => {
       .complete({ ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'En' } })
       .catch((e) => e)
     expect(completion).toBeDefined()
+  })
+})
+
+describe('MCP proxy: the command line', () => {
+  it('refuses bad options with one line naming the flag, exit 2, before starting anything', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [[], /no upstream server: give its command after --/],
+      [['--url', 'ftp://host/mcp'], /--url: expected an http\(s\) URL/],
+      [['--url', 'http://127.0.0.1:9/mcp', '--', 'node', 'x.js'], /either --url or a command after --, not both/],
+      [['--ttl', '0', '--', 'node'], /--ttl: expected a positive number of seconds/],
+      [['--ttl', 'soon', '--', 'node'], /--ttl/],
+      [['--max-bytes', '0', '--', 'node'], /--max-bytes: expected a size above 0/],
+      [['--max-bytes', 'lots', '--', 'node'], /--max-bytes/],
+      [['--store', 's3://bucket-a/p', '--max-bytes', '1G', '--', 'node'], /--max-bytes: an S3 store has no byte budget/],
+      [['--preview-tokens', '3000', '--', 'node'], /--preview-tokens \(3000\) must be below --max-result-tokens \(2500, the default\)/],
+      [['--max-result-tokens', '500', '--', 'node'], /--preview-tokens \(1000, the default\) must be below --max-result-tokens \(500\)/],
+      [['--max-result-tokens', '1.5', '--', 'node'], /--max-result-tokens: expected a positive whole number/],
+      [['--preview', 'tail', '--', 'node'], /--preview: expected head, headTail, structure; got 'tail'/],
+      [['--tokenizer', 'model', '--', 'node'], /--tokenizer: expected o200k_base, cl100k_base, heuristic; got 'model'/],
+      [['--references', 'ids', '--', 'node'], /--references: expected opaque, paths/],
+      [['--listen', 'localhost', '--', 'node'], /--listen: expected host:port/],
+      [['--listen', '127.0.0.1:70000', '--', 'node'], /--listen: expected host:port/],
+      [['--timeout', 'never', '--', 'node'], /--timeout/],
+      [['--bogus', '--', 'node'], /mcp: Unknown option '--bogus'/],
+    ]
+    const runs = await Promise.all(cases.map(([args]) => cli(['mcp', ...args])))
+    runs.forEach((run, i) => {
+      expectOneLineError(run, expect, cases[i][1])
+      expect(run.stdout).toBe('')
+    })
+  })
+
+  it('--help lists every flag on stdout', async () => {
+    const run = await cli(['mcp', '--help'])
+    expect(run.code).toBe(0)
+    for (const flag of ['--url', '--listen', '--store', '--max-bytes', '--ttl', '--max-result-tokens', '--preview-tokens', '--preview', '--tokenizer', '--references', '--never-offload', '--offload-errors', '--offload-media', '--timeout']) {
+      expect(run.stdout).toContain(flag)
+    }
+  })
+
+  it('an upstream command that cannot start: initialize fails with an error naming it, and the proxy exits non-zero', async () => {
+    const { lines, code } = await rawSession(INIT, (lines) => lines.some((l) => l.id === 0), [], ['/no/such/mcp-server'])
+    expect(lines.find((l) => l.id === 0).error.message).toMatch(/^could not start the upstream server '\/no\/such\/mcp-server': spawn \/no\/such\/mcp-server ENOENT$/)
+    expect(code).toBe(1)
   })
 })

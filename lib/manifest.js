@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { isJson } from './content.js'
 import { logger } from './sdk.js'
 import { MANIFEST_NAMESPACE, OPAQUE_ID, SAMPLE_KEY, entryKey, legacySegment, manifestPrefix, parseEntry, sessionSegment } from './manifest-keys.js'
+import { detached } from './strings.js'
 
 export { MANIFEST_NAMESPACE, manifestPrefix }
 /** Characters of the first line shown in a manifest line. */
@@ -24,11 +25,11 @@ export function opaqueId() {
   return `ref_${randomBytes(12).toString('base64url')}`
 }
 
-/** The first line of a text, for the manifest (trimmed, at most 120 characters). */
+/** The first line of a text, for the manifest (trimmed, at most 120 characters; a string of its own). */
 export function firstLineOf(text) {
   const end = text.indexOf('\n')
   const line = (end < 0 ? text : text.slice(0, end)).trim()
-  return line.length > FIRST_LINE_CHARS ? `${line.slice(0, FIRST_LINE_CHARS - 1)}…` : line
+  return detached(line.length > FIRST_LINE_CHARS ? `${line.slice(0, FIRST_LINE_CHARS - 1)}…` : line)
 }
 
 /** A one-line outline of a JSON value: its type and, for containers, size and first keys. */

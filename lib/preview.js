@@ -5,8 +5,12 @@ import { isJson } from './content.js'
 import { localeCount } from './numbers.js'
 import { native, toNativeText } from './native.js'
 import { CHARS_PER_TOKEN } from './options.js'
+import { detached } from './strings.js'
 
-/** The SDK's preview: the first `previewTokens × 4` UTF-16 units of the texts joined by `\n` (without building the join). */
+/**
+ * The SDK's preview: the first `previewTokens × 4` UTF-16 units of the texts joined by
+ * `\n` (without building the join), as a string of its own (see ./strings.js).
+ */
 export function headPreview(parts, previewTokens) {
   const maxChars = previewTokens * CHARS_PER_TOKEN
   let out = ''
@@ -14,7 +18,7 @@ export function headPreview(parts, previewTokens) {
     if (i > 0) out += '\n'
     out += parts[i].length > maxChars ? parts[i].slice(0, maxChars) : parts[i]
   }
-  return out.length <= maxChars ? out : out.slice(0, maxChars)
+  return detached(out.length <= maxChars ? out : out.slice(0, maxChars))
 }
 
 /**

@@ -1,0 +1,16 @@
+// Strings kept after a tool result is gone (a preview, a manifest line) must not keep
+// the result alive: V8 makes `slice` of a long string a view into it, so a 4 KB preview
+// cut from a 100 MB result would hold the 100 MB on the V8 heap for as long as the
+// preview lives (in the conversation, in the manifest).
+
+/** Below this length V8 copies a slice instead of making a view of its parent. */
+const VIEW_MIN_LENGTH = 13
+
+/**
+ * `text` as a string of its own: the same UTF-16 code units (lone surrogates included),
+ * sharing no memory with any string it was cut from.
+ * @param {string} text
+ */
+export function detached(text) {
+  return text.length < VIEW_MIN_LENGTH ? text : Buffer.from(text, 'utf16le').toString('utf16le')
+}
