@@ -6,12 +6,13 @@
 // schemas pass through without being parsed into the SDK's models.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import { randomUUID } from 'node:crypto'
 import { ErrorCode, InitializeRequestSchema, McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe } from '../numbers.js'
 import { Offloader } from '../offloader.js'
 import { RETRIEVAL_TOOL_NAME } from '../retrieval-schema.js'
 import { describeExit } from './child-transport.js'
-import { mediaCharacters, offloadedToolResult, splitToolResult } from './results.js'
+import { hasMedia, mediaItem, offloadedToolResult, partCharacters, splitToolResult } from './results.js'
 import { RelayClient, upstreamTransportFactory } from './upstream.js'
 
 /** The longest timer Node takes (about 24.8 days): "no timeout" for forwarded requests (`Infinity` would fire at once). */
@@ -56,6 +57,23 @@ function relayedError(err) {
   return new RelayedError(ErrorCode.InternalError, String(err?.message ?? err))
 }
 
+/** Tool names of tasks kept at most (the oldest are forgotten first). */
+const MAX_TASKS = 1024
+/** Stored media kept at most for the retrieval tool to answer as content (the oldest are forgotten first). */
+const MAX_MEDIA = 4096
+
+/** Remembers `key` → `value` in `map`, forgetting the oldest entry beyond `max`. */
+function remember(map, key, value, max) {
+  map.delete(key)
+  map.set(key, value)
+  if (map.size > max) map.delete(map.keys().next().value)
+}
+
+/** Whether a retrieval input asks for a whole stored block (no search, range, query or page). */
+function asksWhole(input) {
+  return input && typeof input === 'object' && ['pattern', 'line_range', 'context_lines', 'query', 'page', 'list'].every((k) => input[k] == null)
+}
+
 /** Whether a retrieval answer is an error (`isError` on the tool result). */
 const isErrorAnswer = (text) => /^(Error:|Reference not found)/.test(text)
 
@@ -83,13 +101,14 @@ function offloaderOptionsOf(options) {
   const core = { ...PROXY_DEFAULTS }
   for (const [name, value] of Object.entries(options)) if (!PROXY_OPTIONS.has(name)) core[name] = value
   if (options.offloadMedia) {
-    // Media count as their base64 text would: a large image is offloaded even when the text is short.
+    // Media count as their base64 text would (with the text, 4 characters per token): a
+    // large image is offloaded even when the text is short.
     const given = core.shouldOffload
     const limit = core.maxResultTokens ?? 2500
     core.shouldOffload = async (call, result) => {
       const decided = given ? await given(call, result) : undefined
       if (decided !== undefined) return decided
-      return mediaCharacters(result.content) / 4 > limit ? true : undefined
+      return hasMedia(result.content) && partCharacters(result.content) / 4 > limit ? true : undefined
     }
   }
   return core
@@ -139,6 +158,12 @@ export function createOffloadingProxy(options) {
   const inFlight = []
   /** Tool names of tasks the upstream created for a `tools/call`, by task id (their results come from `tasks/result`). */
   const taskTools = new Map()
+  /** Media this proxy stored, by the reference the client was given: what it was, to answer it back as content. */
+  const storedMedia = new Map()
+  /** This connection's session: what it stores is tagged with it, and removed when it closes (with opaque references, nothing else can read it). */
+  const sessionId = `mcp-${randomUUID()}`
+  const opaque = (options.references ?? PROXY_DEFAULTS.references) === 'opaque'
+  let cleanup = Promise.resolve()
   let calls = 0
 
   const endedError = (method) => new RelayedError(ErrorCode.ConnectionClosed, `the upstream server ${describeExit(ended.exit)} during ${method}`)
@@ -149,10 +174,12 @@ export function createOffloadingProxy(options) {
     ended = { exit: transport?.exit }
     if (!downstreamClosed) log(`the upstream server ${describeExit(ended.exit)}`)
     // The rejected calls are answered in the microtasks that follow; the close comes after them.
-    setTimeout(() => {
+    setTimeout(async () => {
       const exit = ended.exit ?? {}
-      resolveEnded({ code: exit.code ?? null, signal: exit.signal ?? null, message: `the upstream server ${describeExit(ended.exit)}`, closedByClient: downstreamClosed })
-      if (!downstreamClosed) server.close().catch(() => {})
+      const closedByClient = downstreamClosed
+      if (!closedByClient) await server.close().catch(() => {})
+      await cleanup
+      resolveEnded({ code: exit.code ?? null, signal: exit.signal ?? null, message: `the upstream server ${describeExit(ended.exit)}`, closedByClient })
     }, 0)
   }
 
@@ -254,13 +281,36 @@ export function createOffloadingProxy(options) {
         toolName: typeof toolName === 'string' && toolName ? toolName : 'tool',
         toolCallId: `call${calls}`,
         content: split.parts,
+        sessionId,
         isError: result.isError === true,
       })
     } catch (err) {
       log(`a result of ${JSON.stringify(toolName)} was passed on as it came: ${err?.message ?? err}`)
       return result
     }
-    return answer ? offloadedToolResult(result, answer, split.kept) : result
+    if (!answer) return result
+    if (answer.references.length === split.parts.length) {
+      answer.references.forEach((ref, i) => {
+        const origin = split.media[i]
+        if (origin) remember(storedMedia, ref.reference, { ...origin, storageReference: ref.storageReference ?? ref.reference }, MAX_MEDIA)
+      })
+    }
+    return offloadedToolResult(result, answer, split.kept)
+  }
+
+  /** The retrieval tool's answer: a stored medium as the item it was, anything else as the core answers it. */
+  async function retrieve(input) {
+    const medium = asksWhole(input) ? storedMedia.get(input.reference) : undefined
+    if (medium) {
+      try {
+        const { content } = await offloader.storage.retrieve(medium.storageReference)
+        return { content: [mediaItem(medium, content)] }
+      } catch {
+        storedMedia.delete(input.reference)
+      }
+    }
+    const text = await retrieval.execute(input ?? {}, { sessionId })
+    return { content: [{ type: 'text', text }], ...(isErrorAnswer(text) ? { isError: true } : {}) }
   }
 
   async function listTools(request, extra) {
@@ -279,14 +329,11 @@ export function createOffloadingProxy(options) {
 
   async function callTool(request, extra) {
     const name = request.params?.name
-    if (name === RETRIEVAL_TOOL_NAME) {
-      const text = await retrieval.execute(request.params?.arguments ?? {}, {})
-      return { content: [{ type: 'text', text }], ...(isErrorAnswer(text) ? { isError: true } : {}) }
-    }
+    if (name === RETRIEVAL_TOOL_NAME) return retrieve(request.params?.arguments)
     const result = await forward(request, extra)
     const taskId = result?.task?.taskId
     if (typeof taskId === 'string' && !Array.isArray(result.content)) {
-      taskTools.set(taskId, name)
+      remember(taskTools, taskId, name, MAX_TASKS)
       return result
     }
     return offloaded(result, name)
@@ -304,9 +351,7 @@ export function createOffloadingProxy(options) {
       case 'tasks/result': {
         const result = await forward(request, extra)
         const taskId = request.params?.taskId
-        const name = taskTools.get(taskId)
-        if (Array.isArray(result?.content) && result.isError !== true) taskTools.delete(taskId)
-        return Array.isArray(result?.content) ? offloaded(result, name) : result
+        return offloaded(result, taskTools.get(taskId))
       }
       default:
         return forward(request, extra)
@@ -319,8 +364,15 @@ export function createOffloadingProxy(options) {
   }
   server.onDownstreamClose = () => {
     downstreamClosed = true
+    // With opaque references nothing can read this session's content any more: it goes.
+    if (opaque && typeof offloader.storage?.deleteSession === 'function') {
+      cleanup = offloader.storage.deleteSession(sessionId).then(
+        () => {},
+        (err) => log(`what this session stored could not be removed: ${err?.message ?? err}`),
+      )
+    }
     if (client && !ended) client.close().catch(() => {})
-    else if (!client) resolveEnded({ code: null, signal: null, message: 'the client closed the connection before initialize', closedByClient: true })
+    else if (!client) cleanup.then(() => resolveEnded({ code: null, signal: null, message: 'the client closed the connection before initialize', closedByClient: true }))
   }
 
   Object.defineProperties(server, {
