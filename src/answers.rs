@@ -10,7 +10,7 @@ use offload_preview::{Meter, Utf16Meter};
 use offload_query::QueryLimits;
 use offload_search::answers::{answer_content, answer_file, answer_memory, full_answer, held_file, held_memory, search_answer, Ask};
 use offload_search::{AnswerCache, Built, DecodedText, DocumentCache, PageAnswer, Paging, Source};
-use offload_tokens::tokenizer;
+use crate::tokens::shared_tokenizer;
 
 use crate::error::to_js_error;
 use crate::offload::TokenMeter;
@@ -146,7 +146,7 @@ fn query_answer(source: &Source<'_>, expression: &str) -> Built {
 /// The meter of a page budget: tokens of `encoding`, else UTF-16 units.
 fn meter_of(encoding: Option<&str>) -> Result<Box<dyn Meter + Send>> {
   Ok(match encoding {
-    Some(name) => Box::new(TokenMeter(tokenizer(parse_encoding(name)?).map_err(to_js_error)?)),
+    Some(name) => Box::new(TokenMeter(shared_tokenizer(parse_encoding(name)?).map_err(to_js_error)?)),
     None => Box::new(Utf16Meter),
   })
 }

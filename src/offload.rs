@@ -7,7 +7,9 @@ use bytes::Bytes;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_preview::{build_preview, BlockKind, HeadShare, Meter, PreviewBlock, PreviewMode, PreviewOptions, Utf16Meter};
-use offload_tokens::{tokenizer, Encoding, Tokenizer};
+use offload_tokens::{Encoding, Tokenizer};
+
+use crate::tokens::shared_tokenizer;
 
 use crate::task::{on_worker, Work};
 use crate::text::{NativeText, PendingText};
@@ -138,7 +140,7 @@ fn prepare(blocks: Vec<(BlockKind, PendingText)>, options: &PreviewOptions, enco
     kinds.iter().zip(&strs).map(|(kind, text)| PreviewBlock { kind: *kind, text }).collect();
   let preview = match encoding {
     Some(encoding) => {
-      let tokens = tokenizer(encoding).map_err(|err| Error::new(Status::GenericFailure, err.to_string()))?;
+      let tokens = shared_tokenizer(encoding).map_err(|err| Error::new(Status::GenericFailure, err.to_string()))?;
       build_preview(&preview_blocks, &TokenMeter(tokens), options)
     }
     None => build_preview(&preview_blocks, &Utf16Meter, options),

@@ -4,7 +4,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use offload_preview::pages::render_page;
 use offload_preview::{Meter, Utf16Meter};
-use offload_tokens::tokenizer;
+use crate::tokens::shared_tokenizer;
 
 use crate::error::to_js_error;
 use crate::offload::TokenMeter;
@@ -30,7 +30,7 @@ pub struct AnswerPage {
 #[napi(ts_return_type = "Promise<AnswerPage>", catch_unwind)]
 pub fn page_answer(text: &mut NativeText, page: u32, budget: u32, encoding: Option<String>) -> Result<AsyncTask<Work<AnswerPage>>> {
   let meter: Box<dyn Meter + Send> = match encoding {
-    Some(name) => Box::new(TokenMeter(tokenizer(parse_encoding(&name)?).map_err(to_js_error)?)),
+    Some(name) => Box::new(TokenMeter(shared_tokenizer(parse_encoding(&name)?).map_err(to_js_error)?)),
     None => Box::new(Utf16Meter),
   };
   let pending = text.take();

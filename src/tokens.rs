@@ -7,9 +7,11 @@
 //! costs the event loop about 2 ms instead of 25). A vocabulary is loaded on
 //! first use (a few tenths of a second); `loadEncoding` does that ahead of time.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use offload_tokens::{tokenizer, Encoding, Tokenizer};
+use offload_tokens::{tokenizer, Encoding, TokenError, Tokenizer};
 
 use crate::error::to_js_error;
 use crate::task::{on_worker, Work};
@@ -18,10 +20,29 @@ use crate::text::Utf16Slice;
 /// Largest integer a JavaScript number holds exactly.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
+/// The tokenizer of `encoding`, loading it if needed. Every binding reaches the
+/// tokenizers through here: loading a vocabulary parses a full encoder and drops it
+/// (tens of MB), and mimalloc keeps freed pages for reuse; they are handed back to
+/// the system once, on the loading thread, right after the first load.
+pub(crate) fn shared_tokenizer(encoding: Encoding) -> std::result::Result<&'static Tokenizer, TokenError> {
+  static RELEASED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+  let tokenizer = tokenizer(encoding)?;
+  let slot = match encoding {
+    Encoding::O200kBase => 0,
+    Encoding::Cl100kBase => 1,
+  };
+  if !RELEASED[slot].swap(true, Ordering::Relaxed) {
+    // SAFETY: mi_collect only returns this thread's free pages to the system; it
+    // takes no pointers and is safe to call at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+  }
+  Ok(tokenizer)
+}
+
 /// The tokenizer named `encoding`, loading it if needed; an unknown name is an
 /// `Error` with the crate's message (which lists the supported encodings).
 fn load(encoding: &str) -> Result<&'static Tokenizer> {
-  tokenizer(parse_encoding(encoding)?).map_err(to_js_error)
+  shared_tokenizer(parse_encoding(encoding)?).map_err(to_js_error)
 }
 
 /// Parses an encoding name; an unknown name is an `Error` with the crate's message.
