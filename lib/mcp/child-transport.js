@@ -13,6 +13,7 @@ const GRACE_MS = 2000
 /** `exited with code 3`, `was killed by SIGKILL`: how a child ended, for messages. */
 export function describeExit(exit) {
   if (!exit) return 'closed its connection'
+  if (exit.error) return `could not be started (${exit.error.cause?.message ?? exit.error.message})`
   if (exit.signal) return `was killed by ${exit.signal}`
   return `exited with code ${exit.code}`
 }

@@ -11,6 +11,38 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 * 1024
 
 const NEWLINE = 0x0a
 
+/** Bytes kept of each end of a skipped line: where its `id` can be read. */
+const KEPT_END = 256
+
+/** `value` as a JSON-RPC id (a string or a safe integer), or `undefined`. */
+function idOf(value) {
+  return typeof value === 'string' || Number.isSafeInteger(value) ? value : undefined
+}
+
+/** The last {@link KEPT_END} bytes of `previous` followed by `piece`, as a copy (so no chunk is kept). */
+function lastBytes(previous, piece) {
+  const joined = piece.length >= KEPT_END ? piece : Buffer.concat([previous, piece])
+  return Buffer.from(joined.subarray(Math.max(0, joined.length - KEPT_END)))
+}
+
+/**
+ * The id of a skipped line and whether it was a request, read from its first and last
+ * bytes (JSON writers put `id` last or early; `method` comes first in requests).
+ */
+function skippedMessage(head, tail) {
+  const ids = (text) => [...text.matchAll(/"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/g)].map((m) => m[1])
+  const found = ids(tail.toString('latin1')).at(-1) ?? ids(head.toString('latin1'))[0]
+  if (found === undefined) return undefined
+  let id
+  try {
+    id = idOf(JSON.parse(found))
+  } catch {
+    return undefined
+  }
+  const start = head.toString('latin1')
+  return id === undefined ? undefined : { id, isRequest: /"method"\s*:/.test(start) && !/^\s*\{\s*"(result|error)"/.test(start) }
+}
+
 /**
  * The SDK's `Transport` over a readable and a writable stream of newline-delimited
  * JSON-RPC. A line that is not a JSON-RPC message is reported to `onerror` and skipped
@@ -22,22 +54,32 @@ export class LineTransport {
   #pendingBytes = 0
   /** Whether the rest of an over-long line is being skipped. */
   #skipping = false
+  /** The over-long line being skipped: its first and last bytes, and its length so far. */
+  #skipped = undefined
+  /** Whether lines that are no JSON-RPC message are answered with JSON-RPC errors (the side facing a client). */
+  #replyToUnreadable
   #started = false
   #closed = false
   #input
   #output
   #maxMessageBytes
   #listeners = []
+  /** Settles when the output drains (or the transport closes), while its buffer is full. */
+  #drained = undefined
+  #releaseWriters = undefined
 
   /**
    * @param {NodeJS.ReadableStream} input - where messages are read from
    * @param {NodeJS.WritableStream} output - where messages are written
-   * @param {{ maxMessageBytes?: number }} [options]
+   * @param {{ maxMessageBytes?: number, replyToUnreadable?: boolean }} [options] - the
+   *   longest message read (default 1 GiB), and whether a line that is not JSON is
+   *   answered with a Parse error (JSON-RPC asks it of a server; default false)
    */
   constructor(input, output, options = {}) {
     this.#input = input
     this.#output = output
     this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    this.#replyToUnreadable = options.replyToUnreadable === true
     /** @type {((message: object) => void) | undefined} */
     this.onmessage = undefined
     /** @type {((error: Error) => void) | undefined} */
@@ -80,14 +122,26 @@ export class LineTransport {
   /** Adds `piece` to the current line, and hands the line on when `complete`. */
   #take(piece, complete) {
     if (this.#skipping) {
-      if (complete) this.#skipping = false
+      this.#skipped.bytes += piece.length
+      this.#skipped.tail = lastBytes(this.#skipped.tail, piece)
+      if (complete) {
+        this.#skipping = false
+        this.#answerSkipped()
+      }
       return
     }
     if (this.#pendingBytes + piece.length > this.#maxMessageBytes) {
+      const first = []
+      for (let n = 0, i = 0; n < KEPT_END && i <= this.#pending.length; i++) {
+        const chunk = (i < this.#pending.length ? this.#pending[i] : piece).subarray(0, KEPT_END - n)
+        first.push(chunk)
+        n += chunk.length
+      }
+      this.#skipped = { head: Buffer.concat(first), tail: lastBytes(Buffer.alloc(0), piece), bytes: this.#pendingBytes + piece.length }
       this.#pending = []
       this.#pendingBytes = 0
-      this.#skipping = !complete
-      this.onerror?.(new Error(`a message longer than ${this.#maxMessageBytes} bytes was skipped`))
+      if (complete) this.#answerSkipped()
+      else this.#skipping = true
       return
     }
     if (!complete) {
@@ -107,17 +161,55 @@ export class LineTransport {
     this.#deliver(line)
   }
 
+  /** A line longer than the limit was skipped: its call is answered (when its id can be read) rather than left waiting. */
+  #answerSkipped() {
+    const { head, tail, bytes } = this.#skipped
+    this.#skipped = undefined
+    const reason = `a message of ${bytes} bytes, longer than the limit of ${this.#maxMessageBytes} bytes (maxMessageBytes), was dropped`
+    this.onerror?.(new Error(reason))
+    const message = skippedMessage(head, tail)
+    if (message) this.#answerMalformed(message.id, message.isRequest, reason)
+  }
+
   #deliver(line) {
     if (line.length === 0 || (line.length === 1 && line === '\r')) return
-    let message
+    let value
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line))
-    } catch (err) {
+      value = JSON.parse(line)
+    } catch {
       const shown = line.length > 80 ? `${line.slice(0, 80)}…` : line
-      this.onerror?.(new Error(`not a JSON-RPC message (${err instanceof SyntaxError ? 'not JSON' : 'wrong shape'}): ${JSON.stringify(shown)}`))
+      this.onerror?.(new Error(`not a JSON-RPC message (not JSON): ${JSON.stringify(shown)}`))
+      if (this.#replyToUnreadable) this.#reply({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is not JSON' } })
       return
     }
-    this.onmessage?.(message)
+    // A batch (protocol 2025-03-26) is taken message by message; each is answered on its own.
+    const items = Array.isArray(value) ? value : [value]
+    if (items.length === 0 && this.#replyToUnreadable) this.#reply({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: an empty batch' } })
+    for (const item of items) {
+      const parsed = JSONRPCMessageSchema.safeParse(item)
+      if (parsed.success) {
+        this.onmessage?.(parsed.data)
+        continue
+      }
+      const text = JSON.stringify(item) ?? String(item)
+      this.onerror?.(new Error(`not a JSON-RPC message (wrong shape): ${JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text)}`))
+      const id = idOf(item?.id)
+      if (id !== undefined) this.#answerMalformed(id, typeof item.method === 'string', 'not a valid JSON-RPC message')
+      else if (this.#replyToUnreadable) this.#reply({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC message' } })
+    }
+  }
+
+  /**
+   * A request that could not be read is answered with an error; a response that could
+   * not be read becomes an error response for its call, so nobody waits for it.
+   */
+  #answerMalformed(id, isRequest, reason) {
+    if (isRequest) this.#reply({ jsonrpc: '2.0', id, error: { code: -32600, message: `Invalid Request: ${reason}` } })
+    else this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message: `the answer could not be read: ${reason}` } })
+  }
+
+  #reply(message) {
+    this.send(message).catch(() => {})
   }
 
   /**
@@ -125,15 +217,17 @@ export class LineTransport {
    * buffer is full).
    */
   send(message) {
-    return new Promise((resolve, reject) => {
-      if (this.#closed) {
-        reject(new Error('the transport is closed'))
-        return
-      }
-      const text = `${JSON.stringify(message)}\n`
-      if (this.#output.write(text)) resolve()
-      else this.#output.once('drain', resolve)
+    if (this.#closed) return Promise.reject(new Error('the transport is closed'))
+    if (this.#output.write(`${JSON.stringify(message)}\n`)) return Promise.resolve()
+    // One wait for every write made while the stream's buffer is full.
+    this.#drained ??= new Promise((resolve) => {
+      this.#releaseWriters = resolve
+      this.#output.once('drain', () => {
+        this.#drained = undefined
+        resolve()
+      })
     })
+    return this.#drained
   }
 
   /** Stops reading and reports the close once. */
@@ -143,6 +237,7 @@ export class LineTransport {
     for (const [stream, event, handler] of this.#listeners) stream.removeListener(event, handler)
     this.#listeners = []
     this.#pending = []
+    this.#releaseWriters?.()
     this.#input.pause?.()
     this.onclose?.()
   }

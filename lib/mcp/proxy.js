@@ -37,6 +37,13 @@ class RelayServer extends Server {
     super._onclose()
     this.onDownstreamClose?.()
   }
+
+  /** A cancellation aborts its call whatever the id (the SDK skips the ids `0` and `''`). */
+  async _oncancel(notification) {
+    const requestId = notification.params?.requestId
+    if (requestId === undefined) return
+    this._requestHandlerAbortControllers.get(requestId)?.abort(notification.params.reason)
+  }
 }
 
 /**
@@ -156,6 +163,8 @@ export function createOffloadingProxy(options) {
   })
   /** Downstream requests being relayed, most recent last (what upstream messages are sent with, over Streamable HTTP). */
   const inFlight = []
+  /** Answers being made (a result being offloaded): the connection closes after them. */
+  const answering = new Set()
   /** Tool names of tasks the upstream created for a `tools/call`, by task id (their results come from `tasks/result`). */
   const taskTools = new Map()
   /** Media this proxy stored, by the reference the client was given: what it was, to answer it back as content. */
@@ -177,6 +186,9 @@ export function createOffloadingProxy(options) {
     setTimeout(async () => {
       const exit = ended.exit ?? {}
       const closedByClient = downstreamClosed
+      // Results the upstream answered before it went are still being offloaded: they are sent first.
+      await Promise.allSettled([...answering])
+      await new Promise((resolve) => setImmediate(resolve))
       if (!closedByClient) await server.close().catch(() => {})
       await cleanup
       resolveEnded({ code: exit.code ?? null, signal: exit.signal ?? null, message: `the upstream server ${describeExit(ended.exit)}`, closedByClient })
@@ -218,6 +230,8 @@ export function createOffloadingProxy(options) {
       result = await client.request({ method: 'initialize', params }, ResultSchema, { timeout })
     } catch (err) {
       if (ended) throw endedError('initialize')
+      // A refused initialize leaves nothing to relay: the upstream goes, once the answer is out.
+      setImmediate(() => closeUpstream())
       throw relayedError(err)
     }
     transport.setProtocolVersion?.(result.protocolVersion)
@@ -339,7 +353,17 @@ export function createOffloadingProxy(options) {
     return offloaded(result, name)
   }
 
-  server.fallbackRequestHandler = async (request, extra) => {
+  server.fallbackRequestHandler = (request, extra) => {
+    const answer = relay(request, extra)
+    answering.add(answer)
+    answer.then(
+      () => answering.delete(answer),
+      () => answering.delete(answer),
+    )
+    return answer
+  }
+
+  async function relay(request, extra) {
     if (!connected) throw new RelayedError(ErrorCode.InvalidRequest, `${request.method} before initialize: the proxy reaches the upstream server on initialize`)
     await connected
     if (ended) throw endedError(request.method)
@@ -362,6 +386,16 @@ export function createOffloadingProxy(options) {
     await connected.catch(() => {})
     if (!ended) await client.notification(notification).catch((err) => log(`upstream: ${err?.message ?? err}`))
   }
+  /** Ends the upstream: its HTTP session is ended first (DELETE), a child is stopped. */
+  async function closeUpstream() {
+    if (!client || ended) return
+    if (transport?.sessionId !== undefined && typeof transport.terminateSession === 'function') {
+      await transport.terminateSession().catch(() => {})
+    }
+    await client.close().catch(() => {})
+  }
+
+  server.onerror = (err) => log(`client: ${err?.message ?? err}`)
   server.onDownstreamClose = () => {
     downstreamClosed = true
     // With opaque references nothing can read this session's content any more: it goes.
@@ -371,7 +405,7 @@ export function createOffloadingProxy(options) {
         (err) => log(`what this session stored could not be removed: ${err?.message ?? err}`),
       )
     }
-    if (client && !ended) client.close().catch(() => {})
+    if (client && !ended) closeUpstream()
     else if (!client) cleanup.then(() => resolveEnded({ code: null, signal: null, message: 'the client closed the connection before initialize', closedByClient: true }))
   }
 

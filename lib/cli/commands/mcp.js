@@ -2,6 +2,7 @@
 // stdio (or Streamable HTTP with `--listen`) that relays a client to an upstream server and
 // offloads the upstream's large tool results (see lib/mcp/proxy.js). stdout carries only
 // protocol messages; everything else goes to stderr.
+import { mkdirSync, statSync } from 'node:fs'
 import { UsageError } from '../errors.js'
 import { parseS3Url, s3Options } from '../stores.js'
 import { parseDuration, parseSize } from '../units.js'
@@ -66,6 +67,7 @@ async function storageOf(values) {
   const maxBytes = values['max-bytes'] === undefined ? undefined : parseSize(values['max-bytes'], '--max-bytes')
   if (maxBytes === 0) throw new UsageError('--max-bytes: expected a size above 0')
   const spec = values.store
+  if (spec === '') throw new UsageError("--store: expected a directory or s3://bucket/prefix, got ''")
   const { InMemoryStorage, FileStorage, S3Storage } = await import('../../../core.js')
   if (spec === undefined || spec === ':memory:') return new InMemoryStorage({ evictAfterTurns: null, ...(maxBytes ? { maxBytes } : {}) })
   const s3 = parseS3Url(spec)
@@ -74,7 +76,29 @@ async function storageOf(values) {
     const { prefix, endpoint, region, forcePathStyle } = s3Options(values, s3.prefix)
     return new S3Storage(s3.bucket, { prefix, endpoint, region, forcePathStyle })
   }
+  checkStoreDirectory(spec)
   return new FileStorage({ artifactDir: spec, ...(maxBytes ? { maxBytes } : {}) })
+}
+
+/** Fails unless `dir` is a directory or can be made one (a store that cannot hold anything would pass every result whole). */
+function checkStoreDirectory(dir) {
+  try {
+    mkdirSync(dir, { recursive: true })
+    if (statSync(dir).isDirectory()) return
+  } catch (err) {
+    throw new UsageError(`--store: cannot keep results in '${dir}' (${err.code ?? err.message})`)
+  }
+  throw new UsageError(`--store: '${dir}' is not a directory`)
+}
+
+/** The flags of the core's options, for its errors. */
+const FLAG_OF = { ttlSeconds: '--ttl', maxResultTokens: '--max-result-tokens', previewTokens: '--preview-tokens', timeoutMs: '--timeout' }
+
+/** An option error of the core as a usage error naming the flag. */
+function asUsageError(err) {
+  let message = String(err?.message ?? err)
+  for (const [name, flag] of Object.entries(FLAG_OF)) message = message.replaceAll(name, flag)
+  return new UsageError(message)
 }
 
 /** The proxy's options of the command line (everything but the upstream and the storage). */
@@ -123,7 +147,10 @@ const log = (message) => process.stderr.write(`context-offloader mcp: ${message}
 async function serveStdio(createProxy) {
   const { LineTransport } = await import('../../mcp/line-transport.js')
   const proxy = createProxy()
-  const transport = new LineTransport(process.stdin, process.stdout)
+  // A client gone (EPIPE on stdout) ends the proxy as a closed stdin does: the transport
+  // closes, and with it the upstream (the tool's default is to exit at once).
+  process.stdout.removeAllListeners('error')
+  const transport = new LineTransport(process.stdin, process.stdout, { replyToUnreadable: true })
   let signalled = false
   const stop = () => {
     signalled = true
@@ -198,7 +225,12 @@ export const mcp = {
     const { createOffloadingProxy } = await import('../../mcp/proxy.js')
     const createProxy = () => createOffloadingProxy({ upstream, storage, log, ...options })
     // Bad options fail before anything is served.
-    createProxy().close().catch(() => {})
+    try {
+      createProxy().close().catch(() => {})
+    } catch (err) {
+      storage.close?.()
+      throw asUsageError(err)
+    }
     try {
       return listen ? await serveHttp(listen, createProxy) : await serveStdio(createProxy)
     } finally {
