@@ -8,37 +8,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createOffloadingProxy } from '../mcp.js'
 import { InMemoryStorage } from '../core.js'
-
-type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; params?: any; result?: any; error?: any }
-
-/**
- * An upstream server as a `Transport`: `answer(request, reply)` is called for every request;
- * `reply(...messages)` delivers messages to the proxy synchronously, in one turn (as if
- * read in one chunk).
- */
-function scriptedUpstream(answer: (request: Message, reply: (...messages: Message[]) => void) => void, capabilities: object = { tools: {} }) {
-  const transport: any = {
-    sent: [] as Message[],
-    async start() {},
-    async close() {
-      transport.onclose?.()
-    },
-    async send(message: Message) {
-      transport.sent.push(message)
-      const reply = (...messages: Message[]) => {
-        for (const m of messages) transport.onmessage?.(m)
-      }
-      if (message.method === 'initialize') {
-        queueMicrotask(() =>
-          reply({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities, serverInfo: { name: 'up', version: '9' } } }),
-        )
-      } else if (message.id !== undefined && message.method) {
-        queueMicrotask(() => answer(message, reply))
-      }
-    },
-  }
-  return transport
-}
+import { scriptedUpstream, type Message } from './helpers/mcp-kit'
 
 async function connect(upstream: any, options: Record<string, unknown> = {}) {
   const proxy = createOffloadingProxy({ upstream, log: () => {}, ...options })

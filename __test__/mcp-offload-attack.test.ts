@@ -12,38 +12,15 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { CallToolResultSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createOffloadingProxy } from '../mcp.js'
 import { InMemoryStorage } from '../core.js'
+import { scriptedUpstream, type Message } from './helpers/mcp-kit'
 
-type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; params?: any; result?: any; error?: any }
-
-/** An upstream server as a `Transport`: `answer(request)` gives the result of every request but `initialize`. */
-function scriptedUpstream(answer: (request: Message) => unknown, capabilities: object = { tools: {} }) {
-  const transport: any = {
-    sent: [] as Message[],
-    async start() {},
-    async close() {
-      transport.onclose?.()
-    },
-    async send(message: Message) {
-      transport.sent.push(message)
-      if (message.method === 'initialize') {
-        queueMicrotask(() =>
-          transport.onmessage?.({
-            jsonrpc: '2.0',
-            id: message.id,
-            result: { protocolVersion: message.params.protocolVersion, capabilities, serverInfo: { name: 'up', version: '9' } },
-          }),
-        )
-      } else if (message.id !== undefined && message.method) {
-        queueMicrotask(() => transport.onmessage?.({ jsonrpc: '2.0', id: message.id, result: answer(message) }))
-      }
-    },
-  }
-  return transport
-}
+/** An upstream whose every request but `initialize` is answered with the result `answer(request)`. */
+const answering = (answer: (request: Message) => unknown, capabilities?: object) =>
+  scriptedUpstream((request, reply) => reply({ jsonrpc: '2.0', id: request.id, result: answer(request) as any }), capabilities)
 
 async function connect(answer: (request: Message) => unknown, options: Record<string, unknown> = {}, capabilities?: object) {
   const logs: string[] = []
-  const proxy = createOffloadingProxy({ upstream: scriptedUpstream(answer, capabilities), log: (m: string) => logs.push(m), ...options })
+  const proxy = createOffloadingProxy({ upstream: answering(answer, capabilities), log: (m: string) => logs.push(m), ...options })
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   await proxy.connect(serverSide)
   const client = new Client({ name: 'attack', version: '1' })
