@@ -259,7 +259,7 @@ describe('MCP proxy: the scripted server', () => {
 
 /** The proxy driven over raw stdio: every line it writes, parsed (a line that is not JSON-RPC fails the test). */
 async function rawSession(messages: object[], until: (lines: any[]) => boolean, flags: string[] = [], upstream: string[] = SCRIPTED) {
-  const child = spawn(process.execPath, [CLI, 'mcp', ...flags, '--', ...upstream], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [CLI, 'mcp', ...flags, ...(upstream.length > 0 ? ['--', ...upstream] : [])], { stdio: ['pipe', 'pipe', 'pipe'] })
   const lines: any[] = []
   let buffered = ''
   const done = new Promise<void>((resolve, reject) => {
@@ -478,4 +478,51 @@ describe('MCP proxy: the command line', () => {
     expect(lines.find((l) => l.id === 0).error.message).toMatch(/^could not start the upstream server '\/no\/such\/mcp-server': spawn \/no\/such\/mcp-server ENOENT$/)
     expect(code).toBe(1)
   })
+})
+
+describe('MCP proxy: the command line, remote upstreams', () => {
+  it('--header reaches the --url server; an unreachable --url fails initialize naming it; S3 flags need an S3 store; a busy --listen port is named', async () => {
+    // The conformance test server records nothing, so a tiny HTTP server stands in: it answers 401 without the header.
+    const http = await import('node:http')
+    const seen: string[] = []
+    const server = http.createServer((req, res) => {
+      seen.push(String(req.headers.authorization))
+      res.writeHead(401).end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const port = (server.address() as any).port
+    try {
+      const { lines } = await rawSession(INIT, (l) => l.some((x) => x.id === 0), ['--url', `http://127.0.0.1:${port}/mcp`, '--header', 'Authorization: Bearer t0k'], []).catch(
+        (e) => ({ lines: [], e }) as any,
+      )
+      expect(seen[0]).toBe('Bearer t0k')
+      expect(lines.find((l: any) => l.id === 0)?.error).toBeDefined()
+    } finally {
+      server.close()
+    }
+    const closed = http.createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const gone = (closed.address() as any).port
+    await new Promise((resolve) => closed.close(resolve))
+    const refused = await rawSession(INIT, (l) => l.some((x) => x.id === 0), ['--url', `http://127.0.0.1:${gone}/mcp`], [])
+    expect(refused.lines.find((l) => l.id === 0).error.message).toBe(`could not reach the upstream server at http://127.0.0.1:${gone}/mcp: fetch failed (ECONNREFUSED)`)
+    const runs = await Promise.all([
+      cli(['mcp', '--endpoint', 'http://127.0.0.1:3900', '--', 'node']),
+      cli(['mcp', '--region', 'eu-west-1', '--store', '/tmp', '--', 'node']),
+      cli(['mcp', '--header', 'A: b', '--', 'node']),
+      cli(['mcp', '--url', 'http://127.0.0.1:9/mcp', '--header', 'no colon']),
+    ])
+    expectOneLineError(runs[0], expect, /--endpoint: only for an S3 store/)
+    expectOneLineError(runs[1], expect, /--region: only for an S3 store/)
+    expectOneLineError(runs[2], expect, /--header: only with --url/)
+    expectOneLineError(runs[3], expect, /--header: expected 'Name: value'/)
+    const busy = http.createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+    try {
+      const run = await cli(['mcp', '--listen', `127.0.0.1:${(busy.address() as any).port}`, '--', 'node'])
+      expectOneLineError(run, expect, /--listen: cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\)/)
+    } finally {
+      busy.close()
+    }
+  }, 30_000)
 })

@@ -10,6 +10,9 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 /** Events kept per session for clients that reconnect with `Last-Event-ID` (the oldest are dropped first). */
 const KEPT_EVENTS = 512
 
+/** The largest request body taken (the SDK's default is 4 MiB; a client's sampling answer or a tool's arguments can be larger). */
+const MAX_REQUEST_BYTES = 64 * 1024 * 1024
+
 /** How long a client waits before reconnecting a closed SSE stream, in ms (sent as `retry:`). */
 const RETRY_MS = 1000
 
@@ -117,6 +120,7 @@ export async function listenHttp({ host, port, createProxy, log }) {
       onsessioninitialized: (id) => sessions.set(id, { transport, proxy }),
       eventStore: new RecentEvents(),
       retryInterval: RETRY_MS,
+      maxRequestBodySize: MAX_REQUEST_BYTES,
     })
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId)

@@ -232,6 +232,10 @@ export function createOffloadingProxy(options) {
       if (ended) throw endedError('initialize')
       // A refused initialize leaves nothing to relay: the upstream goes, once the answer is out.
       setImmediate(() => closeUpstream())
+      if (!(err instanceof McpError) && options.upstream?.url !== undefined) {
+        const cause = err?.cause?.code ?? err?.cause?.message
+        throw new RelayedError(ErrorCode.InternalError, `could not reach the upstream server at ${options.upstream.url}: ${err?.message ?? err}${cause ? ` (${cause})` : ''}`)
+      }
       throw relayedError(err)
     }
     transport.setProtocolVersion?.(result.protocolVersion)

@@ -10,6 +10,7 @@ import { parseDuration, parseSize } from '../units.js'
 /** The options of `mcp`, with the plugin's names where they exist. */
 const OPTIONS = {
   url: { type: 'string' },
+  header: { type: 'string', multiple: true },
   listen: { type: 'string' },
   store: { type: 'string' },
   'max-result-tokens': { type: 'string' },
@@ -69,8 +70,12 @@ async function storageOf(values) {
   const spec = values.store
   if (spec === '') throw new UsageError("--store: expected a directory or s3://bucket/prefix, got ''")
   const { InMemoryStorage, FileStorage, S3Storage } = await import('../../../core.js')
+  const memoryFlag = spec === undefined && ['endpoint', 'region', 'path-style'].find((name) => values[name] !== undefined)
+  if (memoryFlag) throw new UsageError(`--${memoryFlag}: only for an S3 store (--store s3://bucket/prefix)`)
   if (spec === undefined || spec === ':memory:') return new InMemoryStorage({ evictAfterTurns: null, ...(maxBytes ? { maxBytes } : {}) })
   const s3 = parseS3Url(spec)
+  const s3Flag = ['endpoint', 'region', 'path-style'].find((name) => values[name] !== undefined)
+  if (!s3 && s3Flag) throw new UsageError(`--${s3Flag}: only for an S3 store (--store s3://bucket/prefix)`)
   if (s3) {
     if (maxBytes) throw new UsageError('--max-bytes: an S3 store has no byte budget (use a bucket lifecycle rule, or --ttl)')
     const { prefix, endpoint, region, forcePathStyle } = s3Options(values, s3.prefix)
@@ -134,8 +139,16 @@ function upstreamOf(values, positionals) {
   if (values.url !== undefined) {
     if (positionals.length > 0) throw new UsageError('give either --url or a command after --, not both')
     if (!/^https?:\/\/\S+$/.test(values.url)) throw new UsageError(`--url: expected an http(s) URL, got '${values.url}'`)
-    return { url: values.url }
+    const headers = {}
+    for (const header of values.header ?? []) {
+      const colon = header.indexOf(':')
+      const name = header.slice(0, colon).trim()
+      if (colon < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`--header: expected 'Name: value', got '${header}'`)
+      headers[name] = header.slice(colon + 1).trim()
+    }
+    return { url: values.url, ...(Object.keys(headers).length > 0 ? { headers } : {}) }
   }
+  if (values.header !== undefined) throw new UsageError('--header: only with --url (a command gets its settings from its environment)')
   if (positionals.length === 0) throw new UsageError('no upstream server: give its command after -- (e.g. `mcp -- npx -y @modelcontextprotocol/server-filesystem .`) or --url URL')
   return { command: positionals[0], args: positionals.slice(1) }
 }
@@ -171,7 +184,9 @@ async function serveStdio(createProxy) {
 /** Runs the proxy over Streamable HTTP until SIGINT or SIGTERM. */
 async function serveHttp(listen, createProxy) {
   const { listenHttp } = await import('../../mcp/http.js')
-  const served = await listenHttp({ host: listen.host, port: listen.port, createProxy, log })
+  const served = await listenHttp({ host: listen.host, port: listen.port, createProxy, log }).catch((err) => {
+    throw new UsageError(`--listen: cannot listen on ${listen.host}:${listen.port} (${err.code ?? err.message})`)
+  })
   log(`listening on ${served.url}`)
   await new Promise((resolve) => {
     process.once('SIGINT', resolve)
@@ -193,6 +208,7 @@ export const mcp = {
     'Upstream:',
     '  -- COMMAND ARGS    start the upstream server (stdio), with this process\'s environment',
     '  --url URL          connect to an upstream server over Streamable HTTP',
+    "  --header 'N: V'    send this header to the --url server (repeatable; e.g. 'Authorization: Bearer ...')",
     '',
     'Options:',
     '  --listen HOST:PORT serve Streamable HTTP (one upstream per session; localhost Host/Origin only)',
