@@ -41,6 +41,34 @@ describe('createOffloadingProxy', () => {
     expect(upstream.sent.find((m: Message) => m.method === 'tools/call').params._meta.progressToken).toEqual(expect.any(Number))
   })
 
+  it('relays the progress a client reports on a request of the upstream (sampling), under the upstream’s own token', async () => {
+    const upstream = scriptedUpstream((request, reply) => {
+      if (request.method === 'tools/call') {
+        reply({ jsonrpc: '2.0', id: 'up-req', method: 'sampling/createMessage', params: { messages: [], maxTokens: 5, _meta: { progressToken: 'up-1' } } })
+        setTimeout(() => reply({ jsonrpc: '2.0', id: request.id, result: { content: [{ type: 'text', text: 'ok' }] } }), 50)
+      }
+    })
+    const proxy = createOffloadingProxy({ upstream, log: () => {} })
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await proxy.connect(serverSide)
+    const client = new Client({ name: 'api-test', version: '1' }, { capabilities: { sampling: {} } })
+    const { CreateMessageRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+      const token = request.params._meta?.progressToken
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token!, progress: 1, total: 2 } })
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token!, progress: 2, total: 2 } })
+      return { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }
+    })
+    await client.connect(clientSide)
+    await client.callTool({ name: 'asks', arguments: {} })
+    const progress = upstream.sent.filter((m: Message) => m.method === 'notifications/progress')
+    expect(progress.map((m: Message) => [m.params.progressToken, m.params.progress])).toEqual([
+      ['up-1', 1],
+      ['up-1', 2],
+    ])
+    expect(upstream.sent.find((m: Message) => m.id === 'up-req')?.result?.content?.text).toBe('hi')
+  })
+
   it('offloads the result of a task (tasks/result), not the CreateTaskResult', async () => {
     const upstream = scriptedUpstream((request, reply) => {
       if (request.method === 'tools/call') reply({ jsonrpc: '2.0', id: request.id, result: { task: { taskId: 't1', status: 'working', createdAt: '2026-01-01T00:00:00Z', ttl: null } } })

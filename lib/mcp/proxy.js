@@ -13,7 +13,7 @@ import { Offloader } from '../offloader.js'
 import { RETRIEVAL_TOOL_NAME } from '../retrieval-schema.js'
 import { describeExit } from './child-transport.js'
 import { hasMedia, mediaItem, offloadedToolResult, partCharacters, splitToolResult } from './results.js'
-import { RelayClient, upstreamTransportFactory } from './upstream.js'
+import { progressAtOnce, RelayClient, upstreamTransportFactory } from './upstream.js'
 
 /** The longest timer Node takes (about 24.8 days): "no timeout" for forwarded requests (`Infinity` would fire at once). */
 const NO_TIMEOUT = 2 ** 31 - 1
@@ -36,6 +36,11 @@ class RelayServer extends Server {
   _onclose() {
     super._onclose()
     this.onDownstreamClose?.()
+  }
+
+  /** Progress the client reports on a request of the upstream is relayed as it arrives (see `progressAtOnce`). */
+  _onnotification(notification) {
+    if (!progressAtOnce(this, notification)) super._onnotification(notification)
   }
 
   /** A cancellation aborts its call whatever the id (the SDK skips the ids `0` and `''`). */
@@ -204,11 +209,20 @@ export function createOffloadingProxy(options) {
       if (!downstreamClosed && !ended) log(`upstream: ${err?.message ?? err}`)
     }
     client.fallbackRequestHandler = async (request, extra) => {
+      // The upstream's requests (sampling, elicitation, roots) go to the client, with their progress.
+      const { progressToken, ...meta } = request.params?._meta ?? {}
+      const params = progressToken === undefined ? request.params : { ...request.params, _meta: Object.keys(meta).length > 0 ? meta : undefined }
       try {
-        return await server.request({ method: request.method, params: request.params }, ResultSchema, {
+        return await server.request({ method: request.method, params }, ResultSchema, {
           signal: extra.signal,
           timeout: NO_TIMEOUT,
           relatedRequestId: inFlight.at(-1),
+          onprogress:
+            progressToken === undefined
+              ? undefined
+              : (progress) => {
+                  extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => {})
+                },
         })
       } catch (err) {
         throw relayedError(err)

@@ -7,6 +7,23 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe } from '../numbers.js'
 import { ChildProcessTransport } from './child-transport.js'
 
+/**
+ * Hands a progress notification to its handler as it arrives. The SDK hands
+ * notifications to their handlers a microtask later but takes a result at once, so the
+ * last progress of a call, read in the same chunk as its result, would find its call
+ * finished and be dropped. Returns whether `notification` was progress.
+ * @param {import('@modelcontextprotocol/sdk/shared/protocol.js').Protocol} protocol
+ */
+export function progressAtOnce(protocol, notification) {
+  if (notification.method !== 'notifications/progress' || notification.params?.progressToken === undefined) return false
+  try {
+    protocol._onprogress(notification)
+  } catch (err) {
+    protocol._onerror(err)
+  }
+  return true
+}
+
 /** A `Client` that checks no capability: it forwards what the client asked for. */
 export class RelayClient extends Client {
   assertCapabilityForMethod() {}
@@ -15,21 +32,9 @@ export class RelayClient extends Client {
   assertTaskCapability() {}
   assertTaskHandlerCapability() {}
 
-  /**
-   * Progress is relayed as it arrives. The SDK hands notifications to their handlers a
-   * microtask later but takes a result at once, so the last progress of a call, read in
-   * the same chunk as its result, would find its call finished and be dropped.
-   */
+  /** Progress is relayed as it arrives (see {@link progressAtOnce}). */
   _onnotification(notification) {
-    if (notification.method === 'notifications/progress' && notification.params?.progressToken !== undefined) {
-      try {
-        this._onprogress(notification)
-      } catch (err) {
-        this._onerror(err)
-      }
-      return
-    }
-    super._onnotification(notification)
+    if (!progressAtOnce(this, notification)) super._onnotification(notification)
   }
 }
 
