@@ -68,6 +68,8 @@ export interface OffloadingProxy extends Server {
   readonly upstreamEnded: Promise<UpstreamEnd>
   /** The protocol version the upstream agreed to, once initialized. */
   readonly protocolVersion: string | undefined
+  /** Settles once every request in flight has been answered (to close after a client's last request). */
+  whenIdle(): Promise<void>
 }
 
 /**
@@ -88,10 +90,16 @@ export declare const PROXY_DEFAULTS: Readonly<{ tokenizer: 'o200k_base'; referen
  * and skipped; the end of the input closes the transport.
  */
 export declare class LineTransport implements Transport {
-  constructor(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, options?: { maxMessageBytes?: number })
+  /**
+   * @param options `maxMessageBytes` (default 1 GiB); `replyToUnreadable`: answer a line
+   *   that is not JSON with a Parse error (as a server should; default false)
+   */
+  constructor(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, options?: { maxMessageBytes?: number; replyToUnreadable?: boolean })
   onmessage?: (message: JSONRPCMessage) => void
   onerror?: (error: Error) => void
   onclose?: () => void
+  /** Called when the input ends, instead of closing at once (call `close()` when done). */
+  oninputend?: () => void
   start(): Promise<void>
   send(message: JSONRPCMessage): Promise<void>
   close(): Promise<void>

@@ -324,6 +324,22 @@ describe('MCP proxy: on the wire', () => {
     expect(code).toBe(0)
   })
 
+  it('a client that closes stdin right after its requests still gets every answer, then the proxy exits 0', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--', ...SCRIPTED], { stdio: ['pipe', 'pipe', 'ignore'] })
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')))
+    for (const m of [...INIT, { id: 1, method: 'tools/call', params: { name: 'text', arguments: { bytes: 30 } } }, { id: 2, method: 'tools/call', params: { name: 'text', arguments: { bytes: 200_000 } } }]) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`)
+    }
+    child.stdin.end()
+    const code = await new Promise((resolve) => child.once('exit', resolve))
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.id)).toEqual([0, 1, 2])
+    expect(lines[1].result.content[0].text).toBe(numberedText(30))
+    expect(lines[2].result.content[0].text).toMatch(/^\[Offloaded:/)
+    expect(code).toBe(0)
+  })
+
   it('answers requests before initialize with an error, and a second initialize with an error', async () => {
     const { lines } = await rawSession(
       [{ id: 1, method: 'tools/list' }, ...INIT, { id: 2, method: 'initialize', params: INIT[0].params }, { id: 3, method: 'tools/list' }],

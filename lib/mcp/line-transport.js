@@ -60,6 +60,7 @@ export class LineTransport {
   #replyToUnreadable
   #started = false
   #closed = false
+  #inputDone = false
   #input
   #output
   #maxMessageBytes
@@ -86,6 +87,8 @@ export class LineTransport {
     this.onerror = undefined
     /** @type {(() => void) | undefined} */
     this.onclose = undefined
+    /** Called when the input ends, instead of closing at once (then call `close()` when done). */
+    this.oninputend = undefined
   }
 
   /** Starts reading. */
@@ -93,13 +96,21 @@ export class LineTransport {
     if (this.#started) throw new Error('LineTransport already started')
     this.#started = true
     this.#listen(this.#input, 'data', (chunk) => this.#read(chunk))
-    this.#listen(this.#input, 'end', () => this.close())
-    this.#listen(this.#input, 'close', () => this.close())
+    this.#listen(this.#input, 'end', () => this.#inputEnded())
+    this.#listen(this.#input, 'close', () => this.#inputEnded())
     this.#listen(this.#input, 'error', (err) => this.onerror?.(err))
     this.#listen(this.#output, 'error', (err) => {
       this.onerror?.(err)
       this.close()
     })
+  }
+
+  /** The input ended: `oninputend` decides when to close (answers may still be on their way), else the transport closes now. */
+  #inputEnded() {
+    if (this.#closed || this.#inputDone) return
+    this.#inputDone = true
+    if (this.oninputend) this.oninputend()
+    else this.close()
   }
 
   #listen(stream, event, handler) {

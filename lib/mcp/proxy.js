@@ -258,10 +258,18 @@ export function createOffloadingProxy(options) {
     return { ...result, capabilities: { ...upstreamCapabilities, tools: upstreamCapabilities.tools ?? {} } }
   }
 
+  /** `answer`, counted among the answers being made until it settles. */
+  function tracked(answer) {
+    answering.add(answer)
+    const done = () => answering.delete(answer)
+    answer.then(done, done)
+    return answer
+  }
+
   server.setRequestHandler(InitializeRequestSchema, async (request) => {
     if (connected) throw new RelayedError(ErrorCode.InvalidRequest, 'initialize was already received on this connection')
     connected = connectUpstream(request.params)
-    return connected
+    return tracked(connected)
   })
   server.oninitialized = () => {
     client?.notification({ method: 'notifications/initialized' }).catch((err) => log(`upstream: ${err?.message ?? err}`))
@@ -371,15 +379,7 @@ export function createOffloadingProxy(options) {
     return offloaded(result, name)
   }
 
-  server.fallbackRequestHandler = (request, extra) => {
-    const answer = relay(request, extra)
-    answering.add(answer)
-    answer.then(
-      () => answering.delete(answer),
-      () => answering.delete(answer),
-    )
-    return answer
-  }
+  server.fallbackRequestHandler = (request, extra) => tracked(relay(request, extra))
 
   async function relay(request, extra) {
     if (!connected) throw new RelayedError(ErrorCode.InvalidRequest, `${request.method} before initialize: the proxy reaches the upstream server on initialize`)
@@ -427,8 +427,15 @@ export function createOffloadingProxy(options) {
     else if (!client) cleanup.then(() => resolveEnded({ code: null, signal: null, message: 'the client closed the connection before initialize', closedByClient: true }))
   }
 
+  /** Settles once every request in flight has been answered (new ones included). */
+  async function whenIdle() {
+    while (answering.size > 0) await Promise.allSettled([...answering])
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+
   Object.defineProperties(server, {
     offloader: { value: offloader, enumerable: true },
+    whenIdle: { value: whenIdle, enumerable: true },
     upstreamEnded: { value: upstreamEnded, enumerable: true },
     protocolVersion: { get: () => protocolVersion, enumerable: true },
   })

@@ -72,7 +72,9 @@ async function storageOf(values) {
   const { InMemoryStorage, FileStorage, S3Storage } = await import('../../../core.js')
   const memoryFlag = spec === undefined && ['endpoint', 'region', 'path-style'].find((name) => values[name] !== undefined)
   if (memoryFlag) throw new UsageError(`--${memoryFlag}: only for an S3 store (--store s3://bucket/prefix)`)
-  if (spec === undefined || spec === ':memory:') return new InMemoryStorage({ evictAfterTurns: null, ...(maxBytes ? { maxBytes } : {}) })
+  // With --ttl, what expired is swept every minute (and answers "expired" at once).
+  const sweep = values.ttl !== undefined ? { cleanupIntervalSeconds: 60 } : {}
+  if (spec === undefined || spec === ':memory:') return new InMemoryStorage({ evictAfterTurns: null, ...sweep, ...(maxBytes ? { maxBytes } : {}) })
   const s3 = parseS3Url(spec)
   const s3Flag = ['endpoint', 'region', 'path-style'].find((name) => values[name] !== undefined)
   if (!s3 && s3Flag) throw new UsageError(`--${s3Flag}: only for an S3 store (--store s3://bucket/prefix)`)
@@ -82,7 +84,7 @@ async function storageOf(values) {
     return new S3Storage(s3.bucket, { prefix, endpoint, region, forcePathStyle })
   }
   checkStoreDirectory(spec)
-  return new FileStorage({ artifactDir: spec, ...(maxBytes ? { maxBytes } : {}) })
+  return new FileStorage({ artifactDir: spec, ...sweep, ...(maxBytes ? { maxBytes } : {}) })
 }
 
 /** Fails unless `dir` is a directory or can be made one (a store that cannot hold anything would pass every result whole). */
@@ -164,6 +166,10 @@ async function serveStdio(createProxy) {
   // closes, and with it the upstream (the tool's default is to exit at once).
   process.stdout.removeAllListeners('error')
   const transport = new LineTransport(process.stdin, process.stdout, { replyToUnreadable: true })
+  // A client that closes stdin still gets the answers to what it asked (`echo ... | mcp`).
+  transport.oninputend = () => {
+    proxy.whenIdle().then(() => transport.close())
+  }
   let signalled = false
   const stop = () => {
     signalled = true
