@@ -4,12 +4,20 @@
 // at 10 MiB; this one keeps the chunks of an unfinished line apart, looks for the break
 // in the new chunk only, and joins them once. Used for the proxy's own stdin/stdout and
 // for an upstream server's pipes (./child-transport.js).
+import { StringDecoder } from 'node:string_decoder'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 
 /** The largest message read by default: 1 GiB (a longer line is an error, and skipped). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 * 1024
 
 const NEWLINE = 0x0a
+
+/**
+ * Bytes of a long line held as chunks before they are decoded into a piece of its text:
+ * a 100 MB line is then held once as text while it is read, not as chunks and again as
+ * one joined buffer (pieces this large also go straight to V8's large-object space).
+ */
+const DECODE_BATCH = 1024 * 1024
 
 /** Bytes kept of each end of a skipped line: where its `id` can be read. */
 const KEPT_END = 256
@@ -49,9 +57,13 @@ function skippedMessage(head, tail) {
  * (the stream stays usable); the end of the input closes the transport.
  */
 export class LineTransport {
-  /** Chunks of the line being read (its break not seen yet). */
+  /** Chunks of the line being read (its break not seen yet), not decoded yet. */
   #pending = []
   #pendingBytes = 0
+  /** The line's text decoded so far (in batches of {@link DECODE_BATCH} bytes), and its bytes. */
+  #pieces = []
+  #piecesBytes = 0
+  #decoder = new StringDecoder('utf8')
   /** Whether the rest of an over-long line is being skipped. */
   #skipping = false
   /** The over-long line being skipped: its first and last bytes, and its length so far. */
@@ -141,16 +153,16 @@ export class LineTransport {
       }
       return
     }
-    if (this.#pendingBytes + piece.length > this.#maxMessageBytes) {
+    if (this.#piecesBytes + this.#pendingBytes + piece.length > this.#maxMessageBytes) {
       const first = []
       for (let n = 0, i = 0; n < KEPT_END && i <= this.#pending.length; i++) {
         const chunk = (i < this.#pending.length ? this.#pending[i] : piece).subarray(0, KEPT_END - n)
         first.push(chunk)
         n += chunk.length
       }
-      this.#skipped = { head: Buffer.concat(first), tail: lastBytes(Buffer.alloc(0), piece), bytes: this.#pendingBytes + piece.length }
-      this.#pending = []
-      this.#pendingBytes = 0
+      const head = this.#pieces.length > 0 ? Buffer.from(this.#pieces[0].slice(0, KEPT_END), 'utf8').subarray(0, KEPT_END) : Buffer.concat(first)
+      this.#skipped = { head, tail: lastBytes(Buffer.alloc(0), piece), bytes: this.#piecesBytes + this.#pendingBytes + piece.length }
+      this.#resetLine()
       if (complete) this.#answerSkipped()
       else this.#skipping = true
       return
@@ -158,18 +170,42 @@ export class LineTransport {
     if (!complete) {
       this.#pending.push(piece)
       this.#pendingBytes += piece.length
+      if (this.#pendingBytes >= DECODE_BATCH) this.#decodePending(false)
       return
     }
     let line
-    if (this.#pending.length === 0) line = piece.toString('utf8')
-    else {
+    if (this.#pending.length === 0 && this.#pieces.length === 0) line = piece.toString('utf8')
+    else if (this.#pieces.length === 0) {
       this.#pending.push(piece)
       const joined = Buffer.concat(this.#pending, this.#pendingBytes + piece.length)
-      this.#pending = []
-      this.#pendingBytes = 0
+      this.#resetLine()
       line = joined.toString('utf8')
+    } else {
+      this.#pending.push(piece)
+      this.#pendingBytes += piece.length
+      this.#decodePending(true)
+      line = this.#pieces.join('')
+      this.#resetLine()
     }
     this.#deliver(line)
+  }
+
+  /** Decodes the chunks held so far into a piece of the line's text (`last`: the line ends here). */
+  #decodePending(last) {
+    const batch = Buffer.concat(this.#pending, this.#pendingBytes)
+    this.#pieces.push(last ? this.#decoder.end(batch) : this.#decoder.write(batch))
+    this.#piecesBytes += this.#pendingBytes
+    this.#pending = []
+    this.#pendingBytes = 0
+  }
+
+  /** Forgets the line being read. */
+  #resetLine() {
+    this.#pending = []
+    this.#pendingBytes = 0
+    this.#pieces = []
+    this.#piecesBytes = 0
+    this.#decoder = new StringDecoder('utf8')
   }
 
   /** A line longer than the limit was skipped: its call is answered (when its id can be read) rather than left waiting. */
@@ -247,7 +283,7 @@ export class LineTransport {
     this.#closed = true
     for (const [stream, event, handler] of this.#listeners) stream.removeListener(event, handler)
     this.#listeners = []
-    this.#pending = []
+    this.#resetLine()
     this.#releaseWriters?.()
     this.#input.pause?.()
     this.onclose?.()
