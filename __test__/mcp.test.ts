@@ -3,7 +3,7 @@
 // server for what those cannot do (huge texts and structured content, errors, a crash
 // mid-call, a hang, slow progress, garbage on stdout).
 import { afterEach, describe, expect, it } from 'vitest'
-import { mkdtempSync, writeFileSync, rmSync, realpathSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync, rmSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -243,6 +243,28 @@ describe('MCP proxy: the scripted server', () => {
       const [path] = referencesOf(firstText(await p.client.callTool({ name: 'text', arguments: { bytes: 50_000 } })))
       expect(path.startsWith(realpathSync(dir)) || path.startsWith(dir)).toBe(true)
       expect(firstText(await retrieve(p, { reference: path, pattern: 'line 7:' }))).toContain('line 7: lorem')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('two proxies on one --store directory at once: each reads its own results, and a closing session removes only its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-shared-'))
+    try {
+      const [a, b] = await Promise.all([proxy({ flags: ['--store', dir] }), proxy({ flags: ['--store', dir] })])
+      const offload = (c: ProxyConnection, word: string) =>
+        Promise.all([1, 2, 3].map((i) => c.client.callTool({ name: 'text', arguments: { bytes: 60_000 + i, word: `${word}${i}` } }).then((r) => referencesOf(firstText(r))[0])))
+      const [refsA, refsB] = await Promise.all([offload(a, 'alpha'), offload(b, 'beta')])
+      for (const [c, refs, word] of [[a, refsA, 'alpha'], [b, refsB, 'beta']] as const) {
+        for (const [i, ref] of refs.entries()) expect(firstText(await retrieve(c, { reference: ref, pattern: 'line 500:' }))).toContain(`line 500: ${word}${i + 1} ipsum`)
+      }
+      const files = () => readdirSync(dir).filter((f) => /^\d+_\d+_/.test(f))
+      expect(files()).toHaveLength(6)
+      await a.client.close()
+      await a.exited
+      // A's results are gone with its session (nothing could read them); B's are all there.
+      expect(files()).toHaveLength(3)
+      for (const [i, ref] of refsB.entries()) expect(firstText(await retrieve(b, { reference: ref, pattern: 'line 700:' }))).toContain(`line 700: beta${i + 1} ipsum`)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
