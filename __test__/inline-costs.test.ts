@@ -2,8 +2,10 @@
 // the first store into a directory with a long journal (one per agent view, before),
 // exact token counts of long CJK text, and storages that override store/retrieve.
 // What the event loop pays is the synchronous part of each call: measured directly.
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as native from '../binding.cjs'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
@@ -17,6 +19,31 @@ function syncPart<T>(start: () => Promise<T>): { ms: number; done: Promise<T> } 
   const t0 = performance.now()
   const done = start()
   return { ms: performance.now() - t0, done }
+}
+
+v8.setFlagsFromString('--expose-gc')
+const gc = vm.runInNewContext('gc') as () => void
+
+/** A journal recording `count` artifacts (the files themselves need not exist). */
+function journalOf(count: number): string {
+  return Array.from({ length: count }, (_, i) => `{"f":"1700000000000_${i}_k${i}.txt","t":"text/plain"}\n`).join('')
+}
+
+/** Milliseconds of CPU time the thread of `/proc/<task>/schedstat` has used (Linux). */
+function cpuMs(schedstat: string): number {
+  return Number(readFileSync(schedstat, 'latin1').split(' ')[0]) / 1e6
+}
+
+/** CPU milliseconds used by this process's thread named `name`, or `null` when there is none (Linux). */
+function threadCpuMs(name: string): number | null {
+  for (const task of readdirSync('/proc/self/task')) {
+    try {
+      if (readFileSync(`/proc/self/task/${task}/comm`, 'latin1').trim() === name) return cpuMs(`/proc/self/task/${task}/schedstat`)
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return null
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -95,6 +122,67 @@ describe('work that must not run on the event loop', () => {
     expect(new Set(refs).size).toBe(3)
     for (const ref of refs) expect(new TextDecoder().decode((await fresh.retrieve(ref)).content)).toBe('y'.repeat(400))
     expect(Math.max(...times), times.map((t) => t.toFixed(2)).join(' ')).toBeLessThan(5)
+  })
+
+  it('agents storing while the directory opens wait for the first store, then store inline: one worker task', async () => {
+    // Each store queued on the worker pool wakes a thread; while one reads a journal of
+    // 100,000 lines, the others only wait for it, and on two busy cores the JavaScript
+    // thread waited in that wake-up (glibc's pthread_cond_signal) for milliseconds.
+    native.setSlowInlineWriteMicros(4_000_000_000)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const proto = native.NativeStore.prototype as any
+    const methods = ['storeText', 'storeEncoded', 'storeBytes'] as const
+    const originals = methods.map((m) => proto[m])
+    const queued: string[] = []
+    methods.forEach((m, i) => {
+      proto[m] = function (this: unknown, ...args: unknown[]) {
+        queued.push(m)
+        return originals[i].apply(this, args)
+      }
+    })
+    try {
+      const dir = join(work.path, 'opening')
+      mkdirSync(dir)
+      writeFileSync(join(dir, '.metadata.journal'), journalOf(100_000))
+      const plugin = new ContextOffloader({ storage: new FileStorage(dir), maxResultTokens: 100, previewTokens: 10 })
+      const agents = [0, 1, 2].map(() => new Driven(plugin))
+      const texts = agents.map((_, i) => `agent ${i} line\n`.repeat(300))
+      const results = await Promise.all(agents.map((driven, i) => driven.offload([new TextBlock(texts[i]!)])))
+      expect(queued).toEqual(['storeText'])
+      for (const [i, result] of results.entries()) {
+        const text = textOf(JSON.parse(JSON.stringify(result)))
+        const ref = /\n {2}(\S+) \(text/.exec(text)![1]!
+        expect(textOf(await agents[i]!.retrieve({ reference: ref }))).toBe(texts[i])
+      }
+    } finally {
+      methods.forEach((m, i) => (proto[m] = originals[i]))
+      native.setSlowInlineWriteMicros(1_000)
+    }
+  })
+
+  it.runIf(process.platform === 'linux')('a file store with a long catalog is freed off the JavaScript thread (Linux: thread CPU times)', async () => {
+    // A store's native half is freed by its finalizer, on the JavaScript thread: freeing
+    // the catalog of 200,000 artifacts held it for tens of milliseconds.
+    const dir = join(work.path, 'freed')
+    mkdirSync(dir)
+    writeFileSync(join(dir, '.metadata.journal'), journalOf(200_000))
+    let storage: FileStorage | undefined = new FileStorage(dir)
+    await storage.store('open', new Uint8Array(1), 'text/plain')
+    const freeing = threadCpuMs('offload-free') ?? 0
+    storage = undefined
+    gc()
+    gc()
+    const jsThread = cpuMs('/proc/thread-self/schedstat')
+    // Node runs native finalizers from an immediate.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    const spentHere = cpuMs('/proc/thread-self/schedstat') - jsThread
+    let spentThere = 0
+    for (let waited = 0; waited < 10_000 && spentThere < 5; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      spentThere = (threadCpuMs('offload-free') ?? 0) - freeing
+    }
+    expect(spentThere, 'the catalog was freed on the background thread').toBeGreaterThanOrEqual(5)
+    expect(spentHere, `JavaScript thread ${spentHere.toFixed(1)} ms, background ${spentThere.toFixed(1)} ms`).toBeLessThan(spentThere)
   })
 
   it('an exact o200k count of 250,000 CJK characters leaves timers running', { timeout: 60_000 }, async () => {

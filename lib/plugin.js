@@ -366,12 +366,13 @@ export class ContextOffloader {
     const toolUseId = event.result.toolUseId
     const decision = await this._decide(content, event.result, event.agent)
     if (!decision.exceeds && forced !== true) return
-    const started = performance.now()
+    // Timed only while the SDK's tracing records (the clock costs most of a microsecond).
+    const started = recordingSpan(event.agent) ? performance.now() : undefined
     const offloaded = await this._offloadBlocks(content, toolUseId, event.agent, decision, { toolName: event.toolUse.name })
     if (!offloaded) return
     const { status, error } = event.result
     event.result = new ToolResultBlock({ toolUseId, status, content: offloaded.content, ...(error !== undefined && { error }) })
-    this._traceOffload(event.agent, event.toolUse.name, offloaded, performance.now() - started)
+    if (started !== undefined) this._traceOffload(event.agent, event.toolUse.name, offloaded, performance.now() - started)
   }
 
   /** The span event of an offload (when the SDK's tracing is on; nothing is built otherwise). */

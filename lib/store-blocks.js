@@ -11,7 +11,7 @@ import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toNativeText, toNativeTextNo
 import { BUDGET } from './lifecycle.js'
 import { localeCount } from './numbers.js'
 import { logger } from './sdk.js'
-import { NATIVE, PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
+import { NATIVE, OPENING, PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
 import { isOffloaderStorage, storeContent } from './storage/unified.js'
 
 /**
@@ -138,6 +138,12 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
   // Inline stores resolve without giving the event loop a turn: let it run now and then
   // (before any block is numbered, so the blocks keep their order).
   while (mustYield()) await yieldToEventLoop()
+  // A directory is opened (its journal read) by the first store into it. The stores of
+  // other results made meanwhile wait for that one instead of each taking a worker
+  // thread that would only wait for the same journal (a burst of worker wake-ups on
+  // a busy machine keeps the event loop waiting too); then they mostly run inline.
+  const opening = storage?.[OPENING]
+  while (opening?.pending) await opening.pending
   const attempts = content.map((block, i) => {
     try {
       return storeBlock(storage, block, `${keyPrefix}_${i}`, { text: texts.get(i), nativeText: nativeTexts.get(i), encoded: utf8.get(i) })
@@ -147,6 +153,12 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
   })
   let references = attempts
   if (attempts.some((a) => a instanceof Promise)) {
+    if (opening && !opening.pending && storage[NATIVE]?.isOpen === false) {
+      const done = Promise.allSettled(attempts).then(() => {
+        if (opening.pending === done) opening.pending = undefined
+      })
+      opening.pending = done
+    }
     const outcomes = await Promise.allSettled(attempts)
     const failed = outcomes.find((o) => o.status === 'rejected')
     if (failed) {

@@ -14,6 +14,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod answers;
+mod drops;
 mod error;
 mod kv;
 mod lifecycle;

@@ -54,6 +54,17 @@ pub struct EncodedText {
   bytes: Bytes,
 }
 
+impl Drop for EncodedText {
+  /// Large text is freed in the background (see `crate::drops`): the finalizer runs
+  /// on the JavaScript thread. (Text that was stored is shared with the store and
+  /// only loses a reference here.)
+  fn drop(&mut self) {
+    if self.bytes.len() >= crate::drops::BACKGROUND_FREE_BYTES {
+      crate::drops::drop_in_background(std::mem::take(&mut self.bytes));
+    }
+  }
+}
+
 impl EncodedText {
   /// The bytes (a cheap, shared handle).
   pub(crate) fn bytes(&self) -> Bytes {

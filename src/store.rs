@@ -14,6 +14,7 @@ use napi_derive::napi;
 use offload_search::{search_file, search_file_once, search_memory, PreparedCache};
 use offload_storage::{Blob, BlobStore, FileStore, Lifecycle, MemoryStore, NewBlob, ReferenceStyle, Tags};
 
+use crate::drops::drop_in_background;
 use crate::error::to_js_error;
 use crate::search::{outcome, retrieval_query, run_search, SearchOutcome, SearchQuery};
 use crate::offload::EncodedText;
@@ -43,6 +44,15 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
+  /// Whether freeing this backend (were it the last handle) may take long: an open
+  /// directory (its catalog), or a memory store holding many or large blocks.
+  fn costly_to_free(&self) -> bool {
+    match self {
+      Backend::Memory(m) => m.len() > 64 || m.total_bytes() > crate::drops::BACKGROUND_FREE_BYTES as u64,
+      Backend::File(f) => f.is_open(),
+    }
+  }
+
   fn next_sequence(&self) -> u64 {
     match self {
       Backend::Memory(m) => m.next_sequence(),
@@ -102,6 +112,20 @@ pub struct NativeStore {
   /// Session and lifetime given to what this handle stores, and the clock.
   pub(crate) stamp: Stamp,
 }
+
+impl Drop for NativeStore {
+  /// Runs from the handle's finalizer, on the JavaScript thread: a backend that may
+  /// take long to free is freed on a background thread (see `crate::drops`).
+  fn drop(&mut self) {
+    if self.backend.costly_to_free() {
+      let placeholder = Backend::Memory(Arc::clone(&FREED));
+      drop_in_background(std::mem::replace(&mut self.backend, placeholder));
+    }
+  }
+}
+
+/// What a dropped handle holds instead of its backend (never used).
+static FREED: LazyLock<Arc<MemoryStore>> = LazyLock::new(|| Arc::new(MemoryStore::default()));
 
 /// What a [`NativeStore`] handle adds to each store: a session, a lifetime, and
 /// the time (a clock shared by every handle of one storage).
@@ -273,6 +297,16 @@ impl NativeStore {
     let store = if keep_expired.unwrap_or(false) { store.keeping_expired() } else { store };
     store.set_removal_hook(Some(offload_search::removal_hook()));
     Self { backend: Backend::File(Arc::new(store)), stamp: Stamp::default() }
+  }
+
+  /// Whether the store is ready for stores that run right away: always for memory;
+  /// for files, once the directory is open (its journal read, by the first store).
+  #[napi(getter, catch_unwind)]
+  pub fn is_open(&self) -> bool {
+    match &self.backend {
+      Backend::Memory(_) => true,
+      Backend::File(f) => f.is_open(),
+    }
   }
 
   /// A file store on the same directory with its own numbering that shares the

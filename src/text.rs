@@ -33,6 +33,24 @@ pub struct NativeText {
   non_ascii: bool,
 }
 
+impl Drop for NativeText {
+  /// A text never stored (its offload failed) is freed in the background when large
+  /// (see `crate::drops`): the finalizer runs on the JavaScript thread.
+  fn drop(&mut self) {
+    let bytes: usize = self
+      .segments
+      .iter()
+      .map(|s| match s {
+        Segment::Latin1(b) => b.capacity(),
+        Segment::Utf16(u) => u.capacity() * 2,
+      })
+      .sum();
+    if bytes >= crate::drops::BACKGROUND_FREE_BYTES {
+      crate::drops::drop_in_background(std::mem::take(&mut self.segments));
+    }
+  }
+}
+
 /// A string argument not yet read: reading it is left to the method, which knows
 /// where the characters should go.
 pub struct StringArg {

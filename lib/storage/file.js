@@ -6,7 +6,7 @@ import { asUint8Array, native, toBytes } from '../native.js'
 import { describe } from '../numbers.js'
 import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
 import { warnUnknownOptions } from '../option-names.js'
-import { NATIVE, NativeBackedStorage, PLUGIN_VIEW, SWEEP, kvCall } from './native-backed.js'
+import { NATIVE, NativeBackedStorage, OPENING, PLUGIN_VIEW, SWEEP, kvCall } from './native-backed.js'
 import { normalizePrefix } from './unified.js'
 
 /** Internal: the artifact directory as given. */
@@ -42,6 +42,9 @@ export class FileStorage extends NativeBackedStorage {
     Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
     // Plain (symbol-keyed) properties, not private fields: agent views inherit them.
     Object.defineProperty(this, ARTIFACT_DIR, { value: artifactDir })
+    // The first store opens the directory (reads its journal, on a worker thread);
+    // stores of other agents made meanwhile wait for it (see `storeBlocks`).
+    Object.defineProperty(this, OPENING, { value: { pending: undefined } })
   }
 
   /** The directory artifacts are written to, as given. */

@@ -85,6 +85,14 @@ const COMPACT_WHEN_LIVE_ONE_IN: u64 = 4;
 #[cfg(unix)]
 const KEPT_REMOVALS: usize = 1024;
 
+/// Bytes of the shortest usual line recording a stored artifact
+/// (`{"f":"<ms>_<n>_<key>.txt","t":"text/plain"}` and its newline): how many
+/// records a journal may hold is estimated from its size with it.
+const SHORTEST_RECORD_LINE: u64 = 48;
+
+/// Most records room is made for before a journal is read.
+const MAX_RESERVED_RECORDS: usize = 1 << 17;
+
 /// How much of the journal is read at once.
 const READ_CHUNK: usize = 1 << 20;
 
@@ -222,6 +230,23 @@ impl Known {
                     self.removals.remember(&name, reason);
                 }
             }
+        }
+    }
+
+    /// Makes room for the records of a journal of `len` bytes read from its start
+    /// (at most one per [`SHORTEST_RECORD_LINE`] bytes, and never more than
+    /// [`MAX_RESERVED_RECORDS`]), so that reading it does not grow the table
+    /// step by step.
+    fn reserve_for_journal(&mut self, len: u64) {
+        let estimate = usize::try_from(len / SHORTEST_RECORD_LINE).unwrap_or(MAX_RESERVED_RECORDS);
+        self.records.reserve(estimate.min(MAX_RESERVED_RECORDS).saturating_sub(self.records.len()));
+    }
+
+    /// Gives back the room [`Known::reserve_for_journal`] made when the journal
+    /// held far fewer live records than lines (removals, records stored again).
+    fn release_spare_room(&mut self) {
+        if self.records.capacity() > 4 * self.records.len().max(1024) {
+            self.records.shrink_to_fit();
         }
     }
 
@@ -579,7 +604,9 @@ impl Catalog {
             metadata_events.for_each(|e| fresh.apply(e));
             if let Some(mut file) = journal {
                 let len = stamp.map_or(0, |st| st.len);
-                let _ = read_lines(&mut file, len, offset, lines, |events| events.into_iter().for_each(|e| fresh.apply(e)));
+                fresh.reserve_for_journal(len);
+                let _ = read_lines(&mut file, len, offset, lines, |events| events.for_each(|e| fresh.apply(e)));
+                fresh.release_spare_room();
             }
             self.write().rebuild_from(fresh);
         } else {
@@ -590,10 +617,18 @@ impl Catalog {
             }
             if let Some(mut file) = journal {
                 let len = stamp.map_or(0, |st| st.len);
+                if *offset == 0 {
+                    // A journal read from its start: room for its records at once.
+                    self.write().reserve_for_journal(len);
+                }
+                let from_start = *offset == 0;
                 let _ = read_lines(&mut file, len, offset, lines, |events| {
                     let mut known = self.write();
-                    events.into_iter().for_each(|e| known.apply(e));
+                    events.for_each(|e| known.apply(e));
                 });
+                if from_start {
+                    self.write().release_spare_room();
+                }
             }
         }
         read.journal = stamp;
@@ -829,7 +864,7 @@ fn read_lines(
     len: u64,
     offset: &mut u64,
     lines: &mut u64,
-    mut apply: impl FnMut(Vec<Event>),
+    mut apply: impl FnMut(std::vec::Drain<'_, Event>),
 ) -> io::Result<()> {
     let Some(new) = len.checked_sub(*offset).filter(|&n| n > 0) else {
         return Ok(());
@@ -838,6 +873,9 @@ fn read_lines(
     let mut pending: Vec<u8> = Vec::new();
     let chunk_len = usize::try_from(new).unwrap_or(READ_CHUNK).clamp(4096, READ_CHUNK);
     let mut chunk = vec![0u8; chunk_len];
+    // One buffer of events for every chunk: a journal of a million lines is read
+    // without allocating and freeing a buffer per chunk.
+    let mut events: Vec<Event> = Vec::new();
     loop {
         let n = match file.read(&mut chunk) {
             Ok(0) => return Ok(()),
@@ -850,7 +888,8 @@ fn read_lines(
         let complete = &pending[..=last_newline];
         *offset += complete.len() as u64;
         *lines += complete.iter().filter(|&&b| b == b'\n').count() as u64;
-        apply(complete.split(|&b| b == b'\n').filter_map(parse_line).collect());
+        events.extend(complete.split(|&b| b == b'\n').filter_map(parse_line));
+        apply(events.drain(..));
         pending.drain(..=last_newline);
     }
 }

@@ -1,0 +1,108 @@
+//! Freeing large native state away from the JavaScript thread.
+//!
+//! A class instance's native half is dropped by its napi finalizer, which Node runs
+//! on the JavaScript thread (from an immediate, after the garbage collection that
+//! found the instance unreachable). Freeing a file store whose catalog records
+//! 100,000 artifacts, or a memory store holding thousands of blocks, takes tens of
+//! milliseconds: the event loop would stall for as long. Such state is handed to one
+//! background thread that frees it instead.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::OnceLock;
+
+/// Anything that may be freed on another thread.
+type Garbage = Box<dyn Send>;
+
+/// The background thread's inbox (`None` when the thread could not be started).
+static DROPPER: OnceLock<Option<Sender<Garbage>>> = OnceLock::new();
+
+/// Bytes from which a buffer is freed in the background (freeing a large block
+/// unmaps its pages: about a millisecond per 10 MB).
+pub(crate) const BACKGROUND_FREE_BYTES: usize = 4 << 20;
+
+fn dropper() -> Option<&'static Sender<Garbage>> {
+  DROPPER
+    .get_or_init(|| {
+      let (inbox, garbage) = channel::<Garbage>();
+      std::thread::Builder::new()
+        .name("offload-free".into())
+        .spawn(move || {
+          lower_priority();
+          for value in garbage {
+            // A panicking destructor must not end the thread (the next values would
+            // then be freed on the JavaScript thread).
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(value)));
+          }
+        })
+        .ok()
+        .map(|_| inbox)
+    })
+    .as_ref()
+}
+
+/// Lowers the calling thread's priority to the lowest (nice 19): freeing is never
+/// urgent, and the JavaScript thread must not wait for a core because of it.
+fn lower_priority() {
+  #[cfg(target_os = "linux")]
+  // SAFETY: `setpriority` on the calling thread's own id changes only its niceness;
+  // a failure (refused by the system) leaves the thread as it was.
+  unsafe {
+    libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
+  }
+}
+
+/// Drops `value` on the background thread; on the calling thread when that thread
+/// is not running.
+pub(crate) fn drop_in_background<T: Send + 'static>(value: T) {
+  match dropper() {
+    Some(inbox) => {
+      if let Err(returned) = inbox.send(Box::new(value)) {
+        drop(returned.0);
+      }
+    }
+    None => drop(value),
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use std::sync::mpsc::sync_channel;
+  use std::thread::ThreadId;
+
+  /// Reports the thread it is dropped on.
+  struct Witness(std::sync::mpsc::SyncSender<ThreadId>);
+
+  impl Drop for Witness {
+    fn drop(&mut self) {
+      let _ = self.0.send(std::thread::current().id());
+    }
+  }
+
+  #[test]
+  fn values_are_dropped_on_another_thread() {
+    let (tell, told) = sync_channel(1);
+    drop_in_background(Witness(tell));
+    let dropped_on = told.recv().expect("the value was dropped");
+    assert_ne!(dropped_on, std::thread::current().id());
+  }
+
+  /// Panics when dropped.
+  struct Bomb;
+
+  impl Drop for Bomb {
+    fn drop(&mut self) {
+      panic!("a destructor that panics");
+    }
+  }
+
+  #[test]
+  fn a_panicking_destructor_does_not_stop_the_thread() {
+    drop_in_background(Bomb);
+    let (tell, told) = sync_channel(1);
+    drop_in_background(Witness(tell));
+    let dropped_on = told.recv().expect("the value after the panic was dropped");
+    assert_ne!(dropped_on, std::thread::current().id());
+  }
+}
