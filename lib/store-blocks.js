@@ -135,15 +135,19 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
       throw new Error(`the result's ${stores} blocks (${total} bytes together) do not fit the storage's maxBytes (${budget} bytes)`)
     }
   }
+  // A directory is opened (its journal read, on a worker thread) before the first store
+  // into it. Results stored meanwhile, by this agent or others, wait for that opening
+  // instead of each taking a worker thread that would only wait for the same journal (a
+  // burst of worker wake-ups on a busy machine keeps the event loop waiting too); then
+  // they mostly store inline. Only stores through our own native store wait: an
+  // overridden `store` may never open the directory.
+  const ownStore = nativeFor(storage, 'store')
+  const opening = ownStore ? storage[OPENING] : undefined
+  if (opening && !opening.pending && ownStore.isOpen === false) opening.pending = openDirectory(ownStore, opening)
+  while (opening?.pending) await opening.pending
   // Inline stores resolve without giving the event loop a turn: let it run now and then
   // (before any block is numbered, so the blocks keep their order).
   while (mustYield()) await yieldToEventLoop()
-  // A directory is opened (its journal read) by the first store into it. The stores of
-  // other results made meanwhile wait for that one instead of each taking a worker
-  // thread that would only wait for the same journal (a burst of worker wake-ups on
-  // a busy machine keeps the event loop waiting too); then they mostly run inline.
-  const opening = storage?.[OPENING]
-  while (opening?.pending) await opening.pending
   const attempts = content.map((block, i) => {
     try {
       return storeBlock(storage, block, `${keyPrefix}_${i}`, { text: texts.get(i), nativeText: nativeTexts.get(i), encoded: utf8.get(i) })
@@ -153,12 +157,6 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
   })
   let references = attempts
   if (attempts.some((a) => a instanceof Promise)) {
-    if (opening && !opening.pending && storage[NATIVE]?.isOpen === false) {
-      const done = Promise.allSettled(attempts).then(() => {
-        if (opening.pending === done) opening.pending = undefined
-      })
-      opening.pending = done
-    }
     const outcomes = await Promise.allSettled(attempts)
     const failed = outcomes.find((o) => o.status === 'rejected')
     if (failed) {
@@ -176,6 +174,19 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
     }
   }
   return references
+}
+
+/**
+ * Opens the directory of `nativeStore` on a worker thread; the promise, kept in
+ * `opening.pending` while it runs, always resolves (a failure to open is left for the
+ * stores to report) and clears `opening.pending` when it does.
+ */
+function openDirectory(nativeStore, opening) {
+  const forget = () => {
+    if (opening.pending === done) opening.pending = undefined
+  }
+  const done = nativeStore.open().then(forget, forget)
+  return done
 }
 
 /**

@@ -309,6 +309,21 @@ impl NativeStore {
     }
   }
 
+  /// Opens the directory on a worker thread (reads its journal) unless it is open:
+  /// what the first store into it does before writing, so that stores waiting for
+  /// the directory can wait for this instead. Resolves with whether the store is open.
+  #[napi(ts_return_type = "Promise<boolean>", catch_unwind)]
+  pub fn open(&self) -> AsyncTask<Work<bool>> {
+    let backend = self.backend.clone();
+    on_worker(move || match &backend {
+      Backend::Memory(_) => Ok(true),
+      Backend::File(f) => {
+        f.open_now().map_err(to_js_error)?;
+        Ok(f.is_open())
+      }
+    })
+  }
+
   /// A file store on the same directory with its own numbering that shares the
   /// open directory and its content types with this one (an agent's view).
   #[napi(catch_unwind)]
