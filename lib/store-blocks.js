@@ -7,7 +7,7 @@
 // first `await`), so blocks stored with `Promise.all` are numbered in block order, as the
 // SDK numbers them.
 import { getBytes, isJson, isMedia, isText, isTextual, mediaContentType, staysInline } from './content.js'
-import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toNativeText, toNativeTextNow, yieldToEventLoop } from './native.js'
+import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toBytes, toNativeText, toNativeTextNow, yieldToEventLoop } from './native.js'
 import { BUDGET } from './lifecycle.js'
 import { localeCount } from './numbers.js'
 import { logger } from './sdk.js'
@@ -107,7 +107,12 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
   const bytes = getBytes(block)
   const contentType = mediaContentType(block)
   const label = block.type === 'documentBlock' ? block.name : contentType
-  const ref = await storeContent(storage, key, bytes, contentType)
+  // Our own store numbers the block now, in block order, as text blocks are numbered
+  // (its `store()` may first yield to the event loop, letting a later block go first).
+  const nativeStore = nativeFor(storage, 'store')
+  const ref = nativeStore
+    ? (await storeNatively(storage, nativeStore, 'storeBytes', key, toBytes(bytes), contentType)).reference
+    : await storeContent(storage, key, bytes, contentType)
   return { ref, contentType, description: `${label}, ${localeCount(bytes.length)} bytes`, byteLength: bytes.length }
 }
 

@@ -314,11 +314,12 @@ impl NativeStore {
   /// the directory can wait for this instead. Resolves with whether the store is open.
   #[napi(ts_return_type = "Promise<boolean>", catch_unwind)]
   pub fn open(&self) -> AsyncTask<Work<bool>> {
-    let backend = self.backend.clone();
+    // Opening sweeps what expired: by the storage's clock, read now.
+    let (backend, now) = (self.backend.clone(), self.stamp.now());
     on_worker(move || match &backend {
       Backend::Memory(_) => Ok(true),
       Backend::File(f) => {
-        f.open_now().map_err(to_js_error)?;
+        f.open_at(now).map_err(to_js_error)?;
         Ok(f.is_open())
       }
     })

@@ -211,15 +211,16 @@ impl FileStore {
         self.shared.hook.notify(self.shared.id, Removal::Artifact(name));
     }
 
-    /// Opens the directory (reads its journal, sweeps what expired meanwhile)
-    /// unless it is open: what the first store does before it writes.
+    /// Opens the directory (reads its journal, sweeps what expired by
+    /// `now_ms`, the storage's clock) unless it is open: what the first store
+    /// does before it writes.
     ///
     /// # Errors
     ///
     /// [`StorageError::InvalidArgument`] for an empty directory path or one
     /// with a NUL byte.
-    pub fn open_now(&self) -> Result<(), StorageError> {
-        self.open(now_ms()).map(|_| ())
+    pub fn open_at(&self, now_ms: u64) -> Result<(), StorageError> {
+        self.open(now_ms).map(|_| ())
     }
 
     /// Whether the directory has been opened (its journal read), so that a
