@@ -42,8 +42,8 @@ export class FileStorage extends NativeBackedStorage {
     Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
     // Plain (symbol-keyed) properties, not private fields: agent views inherit them.
     Object.defineProperty(this, ARTIFACT_DIR, { value: artifactDir })
-    // The first store opens the directory (reads its journal, on a worker thread);
-    // stores of other agents made meanwhile wait for it (see `storeBlocks`).
+    // The directory is opened (its journal read, on a worker thread) before the first
+    // store; results stored meanwhile by any agent wait for that opening (see `storeBlocks`).
     Object.defineProperty(this, OPENING, { value: { pending: undefined } })
   }
 

@@ -13,8 +13,8 @@ export const NATIVE = Symbol('context-offloader.native')
 /** Internal: the background sweep of a storage (see ../lifecycle.js). */
 export const SWEEP = Symbol('context-offloader.sweep')
 /**
- * Internal: the stores opening a file storage's directory, shared by the storage and
- * its views (`{ pending }`; see `storeBlocks`).
+ * Internal: the opening of a file storage's directory while it runs (`{ pending }`),
+ * shared by the storage and its views (see `storeBlocks`).
  */
 export const OPENING = Symbol('context-offloader.opening')
 /** Internal: whether references are spelled as the SDK's plugin spells them (`<dir>/<file>`). */
