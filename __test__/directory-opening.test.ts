@@ -1,5 +1,6 @@
 // Stores made while a file storage's directory opens wait for the opening (storeBlocks'
 // `OPENING`): what that wait may and may not cost other agents and the event loop.
+import { spawn } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -9,6 +10,23 @@ import { Driven, TextBlock, tempDir, textOf } from './helpers/harness.js'
 
 const work = tempDir('co-review-')
 afterAll(() => work.cleanup())
+
+/** The child of storage-races.test.ts: stores into a directory from another process. */
+const WRITER = join(__dirname, 'fixtures', 'race-writer.mjs')
+
+/** Runs the race writer's `ttl-writer` for `ms` on `dir`; resolves with what it printed. */
+function writeFromAnotherProcess(dir: string, ms: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WRITER, 'ttl-writer', dir, String(ms)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => (out += chunk))
+    child.stderr.on('data', (chunk) => (err += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`the writer exited with ${code}: ${err}`))))
+  })
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -109,6 +127,43 @@ describe('waiting for the store that opens the directory', () => {
       ticking = false
       proto.storeLatin1Now = storeLatin1Now
       native.setSlowInlineWriteMicros(1_000)
+    }
+  })
+
+  it('results stored while the directory opens are all kept, racing another process, another storage and the sweeps', { timeout: 60_000 }, async () => {
+    const dir = join(work.path, 'racing')
+    mkdirSync(dir)
+    writeFileSync(join(dir, '.metadata.journal'), journalOf(100_000))
+    // Another process stores into the directory all along (about one store per ms, with
+    // its own sweep every second), and so does another FileStorage of this process.
+    const child = writeFromAnotherProcess(dir, 2500)
+    await sleep(200)
+    const storage = new FileStorage({ artifactDir: dir, ttlSeconds: 3600, cleanupIntervalSeconds: 1 })
+    const other = new FileStorage({ artifactDir: dir, ttlSeconds: 3600 })
+    try {
+      const plugin = new ContextOffloader({ storage, maxResultTokens: 100, previewTokens: 10 })
+      const agents = Array.from({ length: 12 }, () => new Driven(plugin))
+      const texts = agents.map((_, i) => `agent ${i} line\n`.repeat(300))
+      const bodies = agents.map((_, i) => `stored directly ${i}`)
+      const [results, direct] = await Promise.all([
+        Promise.all(agents.map((driven, i) => driven.offload([new TextBlock(texts[i]!)]))),
+        Promise.all(bodies.map((body, i) => other.store(`direct${i}`, new TextEncoder().encode(body), 'text/plain'))),
+      ])
+      const written = (await child).split('\n').filter((line) => /^\d+\t/.test(line)).map((line) => line.split('\t') as [string, string])
+      expect(written.length).toBeGreaterThan(100)
+      await sleep(1200) // a background sweep of `storage` has run since
+      const restarted = new FileStorage(dir)
+      const read = async (ref: string) => new TextDecoder().decode((await restarted.retrieve(ref)).content)
+      for (const [i, result] of results.entries()) {
+        const ref = /\n {2}(\S+) \(text/.exec(textOf(JSON.parse(JSON.stringify(result))))![1]!
+        expect(textOf(await agents[i]!.retrieve({ reference: ref }))).toBe(texts[i])
+        expect(await read(ref)).toBe(texts[i])
+      }
+      for (const [i, ref] of direct.entries()) expect(await read(ref)).toBe(bodies[i])
+      for (const [i, ref] of written) expect(await read(ref)).toBe(`artifact ${i} `.repeat(1 + (Number(i) % 5)))
+    } finally {
+      storage.close()
+      other.close()
     }
   })
 })
