@@ -3,17 +3,14 @@
 // model outputs that are never offloaded, tool sets without a session next to ones with
 // one, and calls whose session must outlast many other calls. Run against `ai` 7 and
 // `ai` 6 (installed as `ai-v6`), with the SDK's own loop and mock models.
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { beforeAll, describe, expect, test, vi } from 'vitest'
 import { type Kit, callOptions, load, referenceIn, scripted, toolCall, toolOutputs } from './helpers/ai-kit.js'
+import { gc } from './helpers/heap.js'
 
 const logLines = (n: number, tag = 'x') => Array.from({ length: n }, (_, i) => `${i} ${tag} request ${i * 37} done`).join('\n')
 
 /** A full garbage collection, between turns of the event loop (so WeakRefs can clear). */
 async function collect() {
-  setFlagsFromString('--expose-gc')
-  const gc = runInNewContext('gc') as () => void
   for (let i = 0; i < 3; i++) {
     await new Promise((r) => setTimeout(r, 5))
     gc()

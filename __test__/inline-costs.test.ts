@@ -4,12 +4,11 @@
 // What the event loop pays is the synchronous part of each call: measured directly.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as native from '../binding.cjs'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
 import { Driven, TextBlock, tempDir, textOf } from './helpers/harness.js'
+import { gc } from './helpers/heap.js'
 
 const work = tempDir('co-inline-')
 afterAll(() => work.cleanup())
@@ -20,9 +19,6 @@ function syncPart<T>(start: () => Promise<T>): { ms: number; done: Promise<T> } 
   const done = start()
   return { ms: performance.now() - t0, done }
 }
-
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc') as () => void
 
 /** A journal recording `count` artifacts (the files themselves need not exist). */
 function journalOf(count: number): string {

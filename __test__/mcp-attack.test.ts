@@ -17,7 +17,7 @@ import { createOffloadingProxy } from '../mcp.js'
 import { InMemoryStorage } from '../core.js'
 import { listenHttp } from '../lib/mcp/http.js'
 import { CLI, cli, expectOneLineError } from './helpers/cli'
-import { SCRIPTED, alive, connectProxy, firstText, type ProxyConnection } from './helpers/mcp-kit'
+import { SCRIPTED, alive, connectProxy, firstText, readLines, type ProxyConnection } from './helpers/mcp-kit'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -104,18 +104,11 @@ function rawProxy(args: string[]) {
   const lines: any[] = []
   const notJson: string[] = []
   let stderr = ''
-  let buffered = ''
-  child.stdout.on('data', (d: Buffer) => {
-    buffered += d.toString('utf8')
-    let at
-    while ((at = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, at)
-      buffered = buffered.slice(at + 1)
-      try {
-        lines.push(JSON.parse(line))
-      } catch {
-        notJson.push(line)
-      }
+  readLines(child.stdout, (line) => {
+    try {
+      lines.push(JSON.parse(line))
+    } catch {
+      notJson.push(line)
     }
   })
   child.stderr.on('data', (d: Buffer) => {

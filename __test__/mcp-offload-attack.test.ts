@@ -5,14 +5,13 @@
 // Each test says what a client should get; the official client on an in-memory
 // transport, in front of a scripted upstream transport (as in mcp-api.test.ts).
 import { describe, expect, it } from 'vitest'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { CallToolResultSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createOffloadingProxy } from '../mcp.js'
 import { InMemoryStorage } from '../core.js'
 import { scriptedUpstream, type Message } from './helpers/mcp-kit'
+import { heapUsed } from './helpers/heap.js'
 
 /** An upstream whose every request but `initialize` is answered with the result `answer(request)`. */
 const answering = (answer: (request: Message) => unknown, capabilities?: object) =>
@@ -188,20 +187,13 @@ describe('MCP proxy offloading: memory and sessions', () => {
     // whatever --max-bytes says: 100 results of 10 MB with --max-bytes 256M reach a peak
     // RSS of ~1.5 GB (the bar is 600 MB), 5 of 200 MB reach ~2.1 GB. Expected: the heap
     // returns to about where it was (the first line copied into a string of its own).
-    v8.setFlagsFromString('--expose-gc')
-    const gc = vm.runInNewContext('gc') as () => void
-    const heap = () => {
-      gc()
-      gc()
-      return process.memoryUsage().heapUsed
-    }
     let n = 0
     const storage = new InMemoryStorage({ evictAfterTurns: null, maxBytes: 30_000_000 })
     const c = await connect(() => ({ content: [{ type: 'text', text: `result ${n++} of a long first line\n${'q'.repeat(20_000_000)}` }] }), { storage })
     await c.call('t')
-    const before = heap()
+    const before = heapUsed()
     for (let i = 0; i < 4; i++) expect(allText(await c.call('t'))).toMatch(/^\[Offloaded/)
-    const grown = heap() - before
+    const grown = heapUsed() - before
     // Four more results of 20 MB: without the leak the heap grows by far less than one.
     expect(grown).toBeLessThan(15_000_000)
   })

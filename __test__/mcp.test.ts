@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process'
 import { CLI, cli, expectOneLineError } from './helpers/cli'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { alive, connectProxy, SCRIPTED, EVERYTHING, FILESYSTEM, firstText, referencesOf, type ProxyConnection } from './helpers/mcp-kit'
+import { alive, connectProxy, SCRIPTED, EVERYTHING, FILESYSTEM, firstText, readLines, referencesOf, type ProxyConnection } from './helpers/mcp-kit'
 import { numberedText } from './fixtures/mcp/text.mjs'
 
 const open: ProxyConnection[] = []
@@ -283,24 +283,23 @@ describe('MCP proxy: the scripted server', () => {
 async function rawSession(messages: object[], until: (lines: any[]) => boolean, flags: string[] = [], upstream: string[] = SCRIPTED) {
   const child = spawn(process.execPath, [CLI, 'mcp', ...flags, ...(upstream.length > 0 ? ['--', ...upstream] : [])], { stdio: ['pipe', 'pipe', 'pipe'] })
   const lines: any[] = []
-  let buffered = ''
+  let stdout!: { rest: () => string }
   const done = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out; got ${JSON.stringify(lines).slice(0, 2000)}`)), 30_000)
-    child.stdout.on('data', (d: Buffer) => {
-      buffered += d.toString('utf8')
-      let at
-      while ((at = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, at)
-        buffered = buffered.slice(at + 1)
+    stdout = readLines(
+      child.stdout,
+      (line) => {
         const parsed = JSON.parse(line)
         expect(parsed.jsonrpc).toBe('2.0')
         lines.push(parsed)
-      }
-      if (until(lines)) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
+      },
+      () => {
+        if (until(lines)) {
+          clearTimeout(timer)
+          resolve()
+        }
+      },
+    )
   })
   child.stderr.resume()
   for (const m of messages) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`)
@@ -310,7 +309,7 @@ async function rawSession(messages: object[], until: (lines: any[]) => boolean, 
     child.stdin.end()
   }
   const code = await new Promise((resolve) => child.once('exit', resolve))
-  return { lines, code, rest: buffered }
+  return { lines, code, rest: stdout.rest() }
 }
 
 const INIT = [

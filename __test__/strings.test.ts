@@ -1,19 +1,11 @@
 // What is kept of a tool result after it is offloaded (a preview, a manifest line) must
 // not keep the whole result alive on the V8 heap: measured with forced collections.
 import { describe, expect, it } from 'vitest'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { detached } from '../lib/strings.js'
 import { headPreview } from '../lib/preview.js'
 import { firstLineOf } from '../lib/manifest.js'
+import { heapUsed } from './helpers/heap.js'
 
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc') as () => void
-const heapUsed = () => {
-  gc()
-  gc()
-  return process.memoryUsage().heapUsed
-}
 
 /** Texts cut, of 20 MB each: holding them all is 160 MB; the runtime itself may hold on to the last one or two. */
 const TEXTS = 8

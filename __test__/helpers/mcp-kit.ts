@@ -3,6 +3,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
+import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { CLI } from './cli'
 
@@ -34,6 +35,25 @@ export interface ConnectOptions {
   setup?: (client: Client) => void
   /** The client's stdio reader limit (the SDK's default is 10 MiB). */
   maxBufferSize?: number
+}
+
+/**
+ * Calls `onLine` with each complete line `stream` writes (UTF-8, without its newline),
+ * then `afterChunk` once per chunk read; `rest()` is what follows the last newline so far.
+ */
+export function readLines(stream: Readable, onLine: (line: string) => void, afterChunk?: () => void): { rest: () => string } {
+  let buffered = ''
+  stream.on('data', (d: Buffer) => {
+    buffered += d.toString('utf8')
+    let at
+    while ((at = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, at)
+      buffered = buffered.slice(at + 1)
+      onLine(line)
+    }
+    afterChunk?.()
+  })
+  return { rest: () => buffered }
 }
 
 /** Starts the proxy and connects the official client to it. */

@@ -617,11 +617,11 @@ impl Catalog {
             }
             if let Some(mut file) = journal {
                 let len = stamp.map_or(0, |st| st.len);
-                if *offset == 0 {
-                    // A journal read from its start: room for its records at once.
+                // A journal read from its start: room for its records at once.
+                let from_start = *offset == 0;
+                if from_start {
                     self.write().reserve_for_journal(len);
                 }
-                let from_start = *offset == 0;
                 let _ = read_lines(&mut file, len, offset, lines, |events| {
                     let mut known = self.write();
                     events.for_each(|e| known.apply(e));
