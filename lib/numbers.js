@@ -12,6 +12,17 @@ export function describe(value) {
 }
 
 /**
+ * Throws a TypeError naming `name` when the path `value` has an unpaired surrogate: it
+ * has no UTF-8 form, and native code would read each one as U+FFFD, so that two
+ * different paths would name one directory.
+ * @param {string} value
+ * @param {string} name - the option, as the user wrote it
+ */
+export function checkPathForm(value, name) {
+  if (!value.isWellFormed()) throw new TypeError(`${name} must be a well-formed string (it has an unpaired surrogate): ${describe(value)}`)
+}
+
+/**
  * Returns `value` when it is a number (not NaN) for which `ok(value)` holds; throws a
  * `TypeError` for a non-number and a `RangeError` otherwise, naming `expected`.
  * @param {string} name - the option, as the user wrote it

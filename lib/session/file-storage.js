@@ -3,7 +3,7 @@
 // every file operation runs in Rust on a worker thread.
 import { join as joinPath } from 'node:path'
 import { native } from '../native.js'
-import { describe } from '../numbers.js'
+import { checkPathForm, describe } from '../numbers.js'
 import { warnUnknownOptions } from '../option-names.js'
 import { SessionError } from '../sdk.js'
 import { defaultManifest, snapshotPage, validateIdentifier, validateScope } from './validation.js'
@@ -32,6 +32,7 @@ export class FileSnapshotStorage {
     if (typeof baseDir !== 'string' || baseDir.length === 0) {
       throw new TypeError('FileSnapshotStorage baseDir must be a non-empty string')
     }
+    checkPathForm(baseDir, 'FileSnapshotStorage baseDir')
     warnUnknownOptions('FileSnapshotStorage', options, ['baseDir', 'durable'])
     const durable = typeof options === 'object' && options !== null ? (options.durable ?? false) : false
     if (typeof durable !== 'boolean') throw new TypeError(`FileSnapshotStorage durable must be a boolean, got ${describe(durable)}`)

@@ -2,7 +2,7 @@
 // the layout of the SDK's session `S3Storage`. JSON is encoded and parsed here; requests
 // run natively with the timeouts, retries and in-flight cap of S3Storage.
 import { native } from '../native.js'
-import { describe } from '../numbers.js'
+import { checkPathForm, describe } from '../numbers.js'
 import { SessionError } from '../sdk.js'
 import { S3_CONNECTION_OPTION_NAMES, S3_OPTION_NOTES, s3ConnectionOptions } from '../storage/s3.js'
 import { warnUnknownOptions } from '../option-names.js'
@@ -52,6 +52,7 @@ export class S3SnapshotStorage {
     this.#bucket = bucket
     this.#prefix = options.prefix ?? ''
     if (typeof this.#prefix !== 'string') throw new TypeError(`prefix must be a string, got ${describe(this.#prefix)}`)
+    checkPathForm(this.#prefix, 'S3SnapshotStorage prefix')
     const connection = s3ConnectionOptions(options)
     this.#native = new native.NativeS3SnapshotStore(bucket, {
       ...connection,

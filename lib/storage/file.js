@@ -3,11 +3,11 @@
 // storage interface in the same directory.
 import { NAMESPACED, sdkFileStorageClass } from '../sdk.js'
 import { asUint8Array, native, toBytes } from '../native.js'
-import { describe } from '../numbers.js'
+import { checkPathForm, describe } from '../numbers.js'
 import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
 import { warnUnknownOptions } from '../option-names.js'
 import { NATIVE, NativeBackedStorage, OPENING, PLUGIN_VIEW, SWEEP, kvCall } from './native-backed.js'
-import { normalizePrefix } from './unified.js'
+import { checkKeyForm, normalizePrefix } from './unified.js'
 
 /** Internal: the artifact directory as given. */
 const ARTIFACT_DIR = Symbol('context-offloader.artifactDir')
@@ -37,6 +37,7 @@ export class FileStorage extends NativeBackedStorage {
     if (typeof artifactDir !== 'string' || artifactDir.length === 0) {
       throw new TypeError('FileStorage artifactDir must be a non-empty string')
     }
+    checkPathForm(artifactDir, 'FileStorage artifactDir')
     const lifecycle = lifecycleOptions(isOptions ? options : undefined, { budget: true, dedup: true }, 'FileStorage')
     super(native.NativeStore.file(artifactDir, durable), false)
     Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
@@ -99,21 +100,26 @@ export class FileStorage extends NativeBackedStorage {
 function fileNamespaceView(nativeStore, scope) {
   const view = {
     async write(key, data) {
+      checkKeyForm(key, 'key')
       const bytes = toBytes(data)
       await kvCall(() => nativeStore.kvWrite(key, bytes, scope))
     },
     async read(key) {
+      checkKeyForm(key, 'key')
       const value = await kvCall(() => nativeStore.kvRead(key, scope))
       return value === null ? null : asUint8Array(value)
     },
     async delete(key) {
+      checkKeyForm(key, 'key')
       await kvCall(() => nativeStore.kvDelete(key, scope))
     },
     async list(prefix) {
+      checkKeyForm(prefix, 'prefix')
       return kvCall(() => nativeStore.kvList(prefix, scope))
     },
     /** Removes the directory a list prefix names once it is empty (its name may tell what it held). */
     async prune(prefix) {
+      checkKeyForm(prefix, 'prefix')
       return kvCall(() => nativeStore.kvPrune(prefix, scope))
     },
     namespace(sub) {

@@ -5,7 +5,7 @@ import { syncClock } from '../lifecycle.js'
 import { checkSessionId, legacyManifestPrefix, manifestPrefix } from '../manifest-keys.js'
 import { StorageError, logger } from '../sdk.js'
 import { asUint8Array, mustYield, toBytes, yieldToEventLoop } from '../native.js'
-import { namespaceView } from './unified.js'
+import { checkKeyForm, namespaceView } from './unified.js'
 import { sweepManifestQuietly } from '../manifest-sweep.js'
 
 /** Internal handle of our storages: the native store behind them. */
@@ -179,6 +179,7 @@ export class NativeBackedStorage {
    * @param {Uint8Array} data
    */
   async write(key, data) {
+    checkKeyForm(key, 'key')
     const nativeStore = this[NATIVE]
     const bytes = toBytes(data)
     while (mustYield()) await yieldToEventLoop()
@@ -192,6 +193,7 @@ export class NativeBackedStorage {
    * @param {string} key
    */
   async read(key) {
+    checkKeyForm(key, 'key')
     const value = await kvCall(() => this[NATIVE].kvRead(key))
     return value === null ? null : asUint8Array(value)
   }
@@ -201,6 +203,7 @@ export class NativeBackedStorage {
    * @param {string} key
    */
   async delete(key) {
+    checkKeyForm(key, 'key')
     await kvCall(() => this[NATIVE].kvDelete(key))
   }
 
@@ -209,6 +212,7 @@ export class NativeBackedStorage {
    * @param {string} prefix
    */
   async list(prefix) {
+    checkKeyForm(prefix, 'prefix')
     return kvCall(() => this[NATIVE].kvList(prefix))
   }
 

@@ -1,10 +1,11 @@
 // S3Storage: offloaded blocks as objects of one S3 bucket, uploaded, downloaded and
 // searched natively, and the SDK's unified S3 storage on the same prefix.
 import { native, toBytes } from '../native.js'
-import { checkNumber, describe, integerIn, positiveUpTo } from '../numbers.js'
+import { checkNumber, checkPathForm, describe, integerIn, positiveUpTo } from '../numbers.js'
 import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
 import { warnUnknownOptions } from '../option-names.js'
 import { NATIVE, NativeBackedStorage, SWEEP, kvCall } from './native-backed.js'
+import { checkKeyForm } from './unified.js'
 
 /** The connection options of S3Storage and S3SnapshotStorage (see {@link s3ConnectionOptions}). */
 export const S3_CONNECTION_OPTION_NAMES = ['region', 'endpoint', 'forcePathStyle', 'credentials', 'timeoutMs', 'maxAttempts', 'maxInFlight']
@@ -62,6 +63,7 @@ export class S3Storage extends NativeBackedStorage {
     warnUnknownOptions('S3Storage', options, ['prefix', ...S3_CONNECTION_OPTION_NAMES, 'ttlSeconds', 'cleanupIntervalSeconds', 'clock', 'maxBytes', 'dedup'], S3_OPTION_NOTES)
     const prefix = options?.prefix
     if (prefix !== undefined && typeof prefix !== 'string') throw new TypeError(`prefix must be a string, got ${describe(prefix)}`)
+    if (prefix !== undefined) checkPathForm(prefix, 'S3Storage prefix')
     const lifecycle = lifecycleOptions(options, { budget: false, dedup: false }, 'S3Storage')
     super(new native.NativeS3Store(bucket, { prefix, ...s3ConnectionOptions(options) }), false)
     Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
@@ -84,6 +86,7 @@ export class S3Storage extends NativeBackedStorage {
    * @param {Uint8Array} data
    */
   async write(key, data) {
+    checkKeyForm(key, 'key')
     const bytes = toBytes(data)
     await kvCall(() => this[NATIVE].kvWrite(key, bytes))
   }

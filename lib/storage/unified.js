@@ -8,9 +8,23 @@ export function isOffloaderStorage(storage) {
   return 'store' in storage && 'retrieve' in storage
 }
 
+/**
+ * Throws a StorageError for a key or prefix with an unpaired surrogate: it has no UTF-8
+ * form, and native code would read each one as U+FFFD, so that two different keys would
+ * name one value (the second write would replace the first).
+ * @param {string} key
+ * @param {'key' | 'prefix'} what
+ */
+export function checkKeyForm(key, what) {
+  if (typeof key === 'string' && !key.isWellFormed()) {
+    throw new StorageError(`Invalid storage ${what} '${key}': it has an unpaired surrogate (no UTF-8 form)`)
+  }
+}
+
 /** The SDK's namespacing of unified storages (prefix normalisation included). */
 export function normalizePrefix(prefix) {
   if (prefix.includes('\\')) throw new StorageError(`Invalid storage prefix '${prefix}': backslashes are not allowed`)
+  checkKeyForm(prefix, 'prefix')
   const parts = prefix.split('/')
   const segments = parts.filter(Boolean)
   if (segments.includes('..')) throw new StorageError(`Invalid storage prefix '${prefix}': '..' path segments are not allowed`)
