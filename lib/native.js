@@ -113,12 +113,36 @@ function loadFailure(specifier, root) {
 const SLICE_UNITS = 1 << 19
 
 /** Resolves after the event loop has gone round once (timers and I/O have run). */
-export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve))
+export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(endRunAndResolve, resolve))
+
+/** An immediate's callback: the loop went round (the run ends, whatever counted it), then `resolve`. */
+function endRunAndResolve(resolve) {
+  runStart = -1
+  resolve()
+}
 
 /** Longest run of inline native work (stores, writes) before it lets the event loop run, in ms. */
 const INLINE_RUN_MS = 2
 /** When the current run of inline work began (`performance.now()`), or -1 when none has. */
 let runStart = -1
+
+/**
+ * The event loop's turns, counted natively (`turns[0]` grows by one at every turn; see
+ * `src/loop_turns.rs`), or `undefined` where they cannot be counted: then each run
+ * schedules an immediate to learn that the loop went round.
+ */
+const turns = countLoopTurns()
+/** `turns[0]` when the current run began. */
+let runTurn = 0
+
+function countLoopTurns() {
+  const counter = new Int32Array(1)
+  try {
+    return typeof native?.countLoopTurns === 'function' && native.countLoopTurns(counter) ? counter : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** Ends the current run: the event loop went round. */
 function endRun() {
@@ -133,7 +157,13 @@ function endRun() {
  */
 export function mustYield() {
   const now = performance.now()
-  if (runStart < 0) {
+  if (turns !== undefined) {
+    if (runStart < 0 || turns[0] !== runTurn) {
+      runTurn = turns[0]
+      runStart = now
+      return false
+    }
+  } else if (runStart < 0) {
     runStart = now
     setImmediate(endRun)
     return false

@@ -18,6 +18,7 @@ mod drops;
 mod error;
 mod kv;
 mod lifecycle;
+mod loop_turns;
 mod offload;
 mod pages;
 mod s3;
@@ -32,6 +33,7 @@ mod tokens;
 
 pub use answers::*;
 pub use kv::*;
+pub use loop_turns::*;
 pub use offload::*;
 pub use pages::*;
 pub use s3::*;
