@@ -109,8 +109,12 @@ function loadFailure(specifier, root) {
   }
 }
 
-/** Longest slice of a string copied into native memory between two yields to the event loop. */
-const SLICE_UNITS = 1 << 19
+/**
+ * Longest slice of a string copied into native memory between two yields to the event
+ * loop: 1 MiB of Latin-1 or 2 MiB of UTF-16, a fraction of a millisecond; a result of
+ * up to a megabyte goes over in one call.
+ */
+const SLICE_UNITS = 1 << 20
 
 /** Resolves after the event loop has gone round once (timers and I/O have run). */
 export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(endRunAndResolve, resolve))

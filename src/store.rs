@@ -29,9 +29,11 @@ const INLINE_WRITE_LIMIT: usize = 64 * 1024;
 const INLINE_COPY_LIMIT: usize = 1024 * 1024;
 
 /// Longest text (UTF-16 units) encoded as UTF-8 on the JavaScript thread to be
-/// stored in memory right away (about 0.1 ms): cheaper than a round trip to a
-/// worker thread.
-const INLINE_ENCODE_UNITS: usize = 128 * 1024;
+/// stored in memory right away: a SIMD encoding of a megabyte of mixed-script text
+/// takes under a millisecond, less than a round trip to a worker thread (whose
+/// wake-ups cost as much again on a busy machine), and much less than the SDK's
+/// `TextEncoder` on the same thread.
+const INLINE_ENCODE_UNITS: usize = 1024 * 1024;
 /// Longest ASCII text stored into memory on the JavaScript thread (no encoding: its bytes
 /// are moved, or copied once when it came in several slices, well under a millisecond).
 const INLINE_ASCII_UNITS: usize = 4 * 1024 * 1024;
