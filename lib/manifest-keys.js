@@ -72,7 +72,11 @@ export function legacyManifestPrefix(sessionId) {
  * @param {string} id
  */
 export function entryKey(id) {
-  return /^ref_[A-Za-z0-9_-]{16}$/.test(id) ? `${id}.json` : `p_${createHash('sha256').update(id, 'utf8').digest('base64url')}.json`
+  if (/^ref_[A-Za-z0-9_-]{16}$/.test(id)) return `${id}.json`
+  // A reference with an unpaired surrogate (a unified storage may issue one) has no UTF-8
+  // form: its UTF-16 code units are digested instead, under another prefix.
+  if (!id.isWellFormed()) return `u_${createHash('sha256').update(id, 'utf16le').digest('base64url')}.json`
+  return `p_${createHash('sha256').update(id, 'utf8').digest('base64url')}.json`
 }
 
 /** The shape of an opaque id (`ref_` and 16 URL-safe characters). */

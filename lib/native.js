@@ -140,9 +140,9 @@ const turns = countLoopTurns()
 let runTurn = 0
 
 function countLoopTurns() {
-  const counter = new Int32Array(1)
   try {
-    return typeof native?.countLoopTurns === 'function' && native.countLoopTurns(counter) ? counter : undefined
+    const count = typeof native?.countLoopTurns === 'function' ? native.countLoopTurns() : null
+    return count ? new Int32Array(count) : undefined
   } catch {
     return undefined
   }

@@ -27,6 +27,10 @@ export function retrievalMode(input) {
   return 'full'
 }
 
+/** The answer to a pattern with an unpaired surrogate. */
+const UNPAIRED_PATTERN_ANSWER =
+  'Error: the pattern has an unpaired surrogate (half of a character); stored text holds whole characters only. Search for the whole character.'
+
 /** The error answer for a reference that cannot be read (expired or evicted ones say so). */
 function notFoundAnswer(err, shown) {
   const reason = /^Reference not found \((expired|evicted to stay under maxBytes)\)/.exec(String(err?.message ?? ''))?.[1]
@@ -129,6 +133,9 @@ export class Retrieval {
     if (this.extended && (typeof input.reference !== 'string' || input.reference.length === 0)) {
       return 'Error: reference is required (or list: true to see what was offloaded in this session).'
     }
+    // Stored text is UTF-8: it holds whole characters, never half of one (a pattern's
+    // unpaired surrogate would be read natively as U+FFFD and match that instead).
+    if (typeof input.pattern === 'string' && !input.pattern.isWellFormed()) return UNPAIRED_PATTERN_ANSWER
     const storage = this.storageFor(context)
     const { reference, issued } = await this._storageReference(input.reference, context)
     if (!issued) {
@@ -162,6 +169,8 @@ export class Retrieval {
     const nativeStore = nativeFor(storage, 'retrieve')
     let result
     if (typeof nativeStore?.answer === 'function') {
+      // An unpaired surrogate would be read natively as U+FFFD (see NativeBackedStorage.retrieve).
+      if (!String(reference).isWellFormed()) throw new Error('Reference not found')
       syncClock(storage, nativeStore)
       // A page of a kept answer is cut right away (cheaper than a thread hop), unless
       // inline work has held the event loop for a while.

@@ -42,7 +42,11 @@ function searchAnswer(outcome) {
 export async function searchStored(storage, input, maxChars) {
   const nativeStore = nativeFor(storage, 'retrieve')
   if (nativeStore) syncClock(storage, nativeStore)
-  if (nativeStore) return searchAnswer(await nativeStore.search(input.reference, searchQueryOf(input), maxChars))
+  if (nativeStore) {
+    // An unpaired surrogate would be read natively as U+FFFD (see NativeBackedStorage.retrieve).
+    if (!String(input.reference).isWellFormed()) throw new Error(`Reference not found: ${input.reference}`)
+    return searchAnswer(await nativeStore.search(input.reference, searchQueryOf(input), maxChars))
+  }
   const result = await retrieveContent(storage, input.reference)
   const content = result.content instanceof Uint8Array ? result.content : toBytes(result.content)
   return searchAnswer(await native.searchBytes(content, result.contentType, searchQueryOf(input), maxChars))

@@ -4,93 +4,56 @@
 //! event loop a turn, so the JavaScript glue bounds each run of it and must know when
 //! the loop has gone round. Scheduling an immediate to find out costs tens of
 //! microseconds when Node's timer code is cold, as it is for the first offload after a
-//! model call. Instead, a libuv check handle adds one to an `Int32Array` that
-//! JavaScript owns at every turn of the loop: reading it is a plain array read.
+//! model call. Instead, a libuv check handle adds one to a counter at every turn of the
+//! loop, and JavaScript reads it through an `ArrayBuffer` over it: a plain array read.
 //!
-//! The handle does not keep the loop alive (it is unreferenced) and is closed by an
-//! async cleanup hook when the environment (the main thread or a worker) shuts down.
-//! libuv's functions are looked up in the running process (`dlsym`); where that is not
-//! possible (Windows), [`count_loop_turns`] answers `false` and the glue keeps
-//! scheduling immediates.
+//! The counter is the addon's own memory, never freed (four bytes per environment), so
+//! nothing JavaScript does with the buffer (transferring, detaching) can make the
+//! handle write elsewhere. The handle does not keep the loop alive (it is unreferenced)
+//! and is closed by an async cleanup hook when the environment (the main thread or a
+//! worker) shuts down. libuv's functions are looked up in the running process
+//! (`dlsym`); where that is not possible (Windows, or a runtime that refuses external
+//! buffers), [`count_loop_turns`] answers `null` and the glue keeps scheduling
+//! immediates.
 
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-/// A typed array argument not yet read (see [`count_loop_turns`]).
-pub struct CounterArg {
-  env: sys::napi_env,
-  value: sys::napi_value,
-}
+/// A JavaScript value made here with Node-API directly, returned as it is.
+pub struct RawValue(sys::napi_value);
 
-impl TypeName for CounterArg {
+impl TypeName for RawValue {
   fn type_name() -> &'static str {
-    "Int32Array"
+    "ArrayBuffer"
   }
   fn value_type() -> ValueType {
     ValueType::Object
   }
 }
 
-impl ValidateNapiValue for CounterArg {}
-
-impl FromNapiValue for CounterArg {
-  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
-    Ok(CounterArg { env, value })
+impl ToNapiValue for RawValue {
+  unsafe fn to_napi_value(_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
+    Ok(value.0)
   }
 }
 
-/// Starts counting the event loop's turns into `counter[0]` (an `Int32Array`; the count
-/// wraps around). Returns `false` when turns cannot be counted on this platform; then
-/// nothing was started. Called once per environment by the JavaScript glue.
-#[napi(catch_unwind, ts_args_type = "counter: Int32Array")]
-pub fn count_loop_turns(counter: CounterArg) -> Result<bool> {
-  let slot = counter_slot(&counter)?;
+/// Starts counting the event loop's turns and returns a 4-byte `ArrayBuffer` over the
+/// count (read it as `new Int32Array(buffer)[0]`; it wraps around), or `null` when turns
+/// cannot be counted here (then nothing was started). Each call starts one more counter:
+/// the JavaScript glue calls it once per environment.
+#[napi(catch_unwind, ts_return_type = "ArrayBuffer | null")]
+pub fn count_loop_turns(env: Env) -> Result<Option<RawValue>> {
   #[cfg(unix)]
   {
-    // SAFETY: `slot` points into the array's backing store, kept alive by a reference
-    // that is never released (see `counter_slot`); `counter.env` is the calling thread's.
-    Ok(unsafe { uv::start(counter.env, slot) })
+    // SAFETY: `env` is the calling thread's environment.
+    Ok(unsafe { uv::start(env.raw()) }.map(RawValue))
   }
   #[cfg(not(unix))]
   {
-    let _ = slot;
-    Ok(false)
+    let _ = env;
+    Ok(None)
   }
-}
-
-/// The address of `counter[0]`, after checking that `counter` is an `Int32Array` of at
-/// least one element. The array is referenced for good, so its memory stays where it is.
-fn counter_slot(counter: &CounterArg) -> Result<*mut i32> {
-  let mut kind = sys::TypedarrayType::int8_array;
-  let mut length = 0usize;
-  let mut data = std::ptr::null_mut();
-  let mut buffer = std::ptr::null_mut();
-  let mut offset = 0usize;
-  let mut is_typed_array = false;
-  // SAFETY: plain napi queries on the argument, on the thread that passed it.
-  unsafe {
-    check_status!(sys::napi_is_typedarray(counter.env, counter.value, &mut is_typed_array))?;
-    if is_typed_array {
-      check_status!(sys::napi_get_typedarray_info(
-        counter.env,
-        counter.value,
-        &mut kind,
-        &mut length,
-        &mut data,
-        &mut buffer,
-        &mut offset
-      ))?;
-    }
-  }
-  if !is_typed_array || kind != sys::TypedarrayType::int32_array || length == 0 || data.is_null() {
-    return Err(Error::new(Status::InvalidArg, "countLoopTurns takes an Int32Array of at least one element"));
-  }
-  let mut reference = std::ptr::null_mut();
-  // SAFETY: as above; the reference is never deleted, so the backing store outlives
-  // every turn of the loop that writes to it.
-  check_status!(unsafe { sys::napi_create_reference(counter.env, counter.value, 1, &mut reference) })?;
-  Ok(data.cast())
 }
 
 #[cfg(unix)]
@@ -158,25 +121,39 @@ mod uv {
     *slot = (*slot).wrapping_add(1);
   }
 
-  /// Starts a check handle on `env`'s loop that counts into `slot`; `false` when libuv
-  /// cannot be reached or refuses.
-  pub(super) unsafe fn start(env: sys::napi_env, slot: *mut i32) -> bool {
-    let Some(api) = api() else { return false };
+  /// Starts a check handle on `env`'s loop counting into memory of its own, and
+  /// returns an `ArrayBuffer` over that memory; `None` when libuv cannot be reached or
+  /// refuses, or the runtime refuses external buffers.
+  pub(super) unsafe fn start(env: sys::napi_env) -> Option<sys::napi_value> {
+    let api = api()?;
     let mut event_loop = std::ptr::null_mut();
     if sys::napi_get_uv_event_loop(env, &mut event_loop) != sys::Status::napi_ok || event_loop.is_null() {
-      return false;
+      return None;
+    }
+    // Never freed: JavaScript may keep (or have transferred) a view of it for as long
+    // as the process lives, and the handle writes to it until it is closed.
+    let slot: *mut i32 = Box::leak(Box::new(0i32));
+    let mut buffer = std::ptr::null_mut();
+    let created = sys::napi_create_external_arraybuffer(
+      env,
+      slot.cast(),
+      std::mem::size_of::<i32>(),
+      None,
+      std::ptr::null_mut(),
+      &mut buffer,
+    );
+    if created != sys::Status::napi_ok || buffer.is_null() {
+      return None;
     }
     let size = (api.handle_size)(UV_CHECK);
-    let Ok(layout) = Layout::from_size_align(size.max(std::mem::size_of::<*mut i32>()), 16) else {
-      return false;
-    };
+    let layout = Layout::from_size_align(size.max(std::mem::size_of::<*mut i32>()), 16).ok()?;
     let handle = alloc_zeroed(layout).cast::<Handle>();
     if handle.is_null() {
-      return false;
+      return None;
     }
     if (api.check_init)(event_loop, handle) != 0 {
       dealloc(handle.cast(), layout);
-      return false;
+      return None;
     }
     *handle.cast::<*mut i32>() = slot;
     let turns = Box::into_raw(Box::new(Turns { handle, layout, remove: std::ptr::null_mut() }));
@@ -186,11 +163,11 @@ mod uv {
       (*turns).remove = std::ptr::null_mut();
       *handle.cast::<*mut c_void>() = turns.cast();
       (api.close)(handle, on_close);
-      return false;
+      return None;
     }
     (api.check_start)(handle, on_check);
     (api.unref)(handle);
-    true
+    Some(buffer)
   }
 
   /// The environment shuts down: the handle is closed, and freed once libuv is done with it.

@@ -115,6 +115,9 @@ export class NativeBackedStorage {
    * @param {string} reference
    */
   async retrieve(reference) {
+    // Native code would read an unpaired surrogate as U+FFFD: another spelling of a
+    // reference that was issued, never one itself.
+    if (!String(reference).isWellFormed()) throw new Error(`Reference not found: ${reference}`)
     syncClock(this, this[NATIVE])
     const outcome = await this[NATIVE].retrieve(String(reference))
     return { content: asUint8Array(outcome.content), contentType: outcome.contentType }
