@@ -117,11 +117,17 @@ function loadFailure(specifier, root) {
 const SLICE_UNITS = 1 << 20
 
 /** Resolves after the event loop has gone round once (timers and I/O have run). */
-export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(endRunAndResolve, resolve))
+export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(endRunAndResolve, resolve, turns?.[0]))
 
-/** An immediate's callback: the loop went round (the run ends, whatever counted it), then `resolve`. */
-function endRunAndResolve(resolve) {
-  runStart = -1
+/**
+ * An immediate's callback: `resolve`. Where turns are counted, the counter has moved
+ * since the yield was asked for (`askedAt`: it counts before immediates run); if it has
+ * not, it is not counting, and the run ends here so that inline work can go on.
+ * Otherwise the run stays as it is: the immediates of one turn resume their chains
+ * within one run, so that together they hold the loop for one run, not one run each.
+ */
+function endRunAndResolve(resolve, askedAt) {
+  if (turns !== undefined && turns[0] === askedAt) runStart = -1
   resolve()
 }
 
