@@ -2,33 +2,14 @@
 // U+FFFD, so two different keys (or directories) would name one value, and the second
 // write would replace the first. Our storages refuse such keys, prefixes and paths with
 // a clear error instead, and nothing already stored is touched.
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { StorageError } from '@strands-agents/sdk'
 import { type Dirent, existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import * as ours from '../index.js'
-import { tempDir } from './helpers/harness.js'
+import { prng, tempDirs } from './helpers/harness.js'
 
-const cleanups: Array<() => void> = []
-afterAll(() => cleanups.forEach((c) => c()))
-
-function dir(prefix: string): string {
-  const d = tempDir(prefix)
-  cleanups.push(d.cleanup)
-  return d.path
-}
-
-/** mulberry32: the fuzz below is the same on every run. */
-function random(seed: number) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const dir = tempDirs('surrogate-')
 
 /** A lone surrogate: a high one not followed by a low one, or a low one alone. */
 function loneSurrogate(next: () => number): string {
@@ -41,7 +22,7 @@ function loneSurrogate(next: () => number): string {
  * a plain stem with one lone surrogate put at the same place, twice, different each time.
  */
 function collidingPairs(seed: number, count: number): Array<[string, string]> {
-  const next = random(seed)
+  const { next } = prng(seed)
   const pairs: Array<[string, string]> = []
   while (pairs.length < count) {
     const stem = `dir${Math.floor(next() * 100)}/key-${Math.floor(next() * 1e6).toString(36)}`
@@ -92,7 +73,7 @@ describe('keys with an unpaired surrogate are refused, never merged', () => {
   })
 
   test('FileStorage, its root and its namespaces', async () => {
-    const root = dir('surrogate-kv-')
+    const root = dir()
     const storage = new ours.FileStorage(root)
     for (const pair of pairs) await attack(storage, pair)
     for (const pair of pairs) await attack(storage.namespace('ns/deeper'), pair)
@@ -105,7 +86,7 @@ describe('keys with an unpaired surrogate are refused, never merged', () => {
   })
 
   test('a refused key leaves what was stored under its well-formed spelling, across a restart', async () => {
-    const root = dir('surrogate-restart-')
+    const root = dir()
     const [a] = pairs[0]
     const spelled = a.toWellFormed()
     await new ours.FileStorage(root).write(spelled, enc('before'))
@@ -117,7 +98,7 @@ describe('keys with an unpaired surrogate are refused, never merged', () => {
 
 describe('paths with an unpaired surrogate are refused, naming the option', () => {
   test('FileStorage artifactDir (as a string and as an option) makes no directory', async () => {
-    const root = dir('surrogate-dirs-')
+    const root = dir()
     for (const lone of ['\uD800', '\uDBFF', '\uDC00', '\uDFFF']) {
       const artifactDir = join(root, `d${lone}x`)
       expect(() => new ours.FileStorage(artifactDir)).toThrow(TypeError)
@@ -130,7 +111,7 @@ describe('paths with an unpaired surrogate are refused, naming the option', () =
   })
 
   test('FileSnapshotStorage baseDir', () => {
-    const root = dir('surrogate-snapshots-')
+    const root = dir()
     expect(() => new ours.FileSnapshotStorage(join(root, 's\uD800'))).toThrow(/FileSnapshotStorage baseDir must be a well-formed string/)
     expect(() => new ours.FileSnapshotStorage({ baseDir: join(root, 's\uDC00') })).toThrow(TypeError)
     expect(readdirSync(root)).toEqual([])
