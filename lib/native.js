@@ -117,17 +117,17 @@ function loadFailure(specifier, root) {
 const SLICE_UNITS = 1 << 20
 
 /** Resolves after the event loop has gone round once (timers and I/O have run). */
-export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(endRunAndResolve, resolve, turns?.[0]))
+export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(grantAndResolve, resolve))
 
 /**
- * An immediate's callback: `resolve`. Where turns are counted, the counter has moved
- * since the yield was asked for (`askedAt`: it counts before immediates run); if it has
- * not, it is not counting, and the run ends here so that inline work can go on.
- * Otherwise the run stays as it is: the immediates of one turn resume their chains
- * within one run, so that together they hold the loop for one run, not one run each.
+ * An immediate's callback: `resolve`, with a grant: the next {@link mustYield} call (the
+ * resumed caller's, which runs first) answers `false` once, so that every caller that
+ * yielded does one piece of work when it resumes, even when the run is over. Callers
+ * resumed in one turn share that turn's run otherwise: one long chain cannot starve
+ * another, and many chains together hold the loop for one run plus one piece each.
  */
-function endRunAndResolve(resolve, askedAt) {
-  if (turns !== undefined && turns[0] === askedAt) runStart = -1
+function grantAndResolve(resolve) {
+  granted = true
   resolve()
 }
 
@@ -144,6 +144,8 @@ let runStart = -1
 const turns = countLoopTurns()
 /** `turns[0]` when the current run began. */
 let runTurn = 0
+/** Whether the next {@link mustYield} call may go ahead whatever the run (see {@link grantAndResolve}). */
+let granted = false
 
 function countLoopTurns() {
   try {
@@ -167,6 +169,8 @@ function endRun() {
  */
 export function mustYield() {
   const now = performance.now()
+  const grant = granted
+  granted = false
   if (turns !== undefined) {
     if (runStart < 0 || turns[0] !== runTurn) {
       runTurn = turns[0]
@@ -178,7 +182,7 @@ export function mustYield() {
     setImmediate(endRun)
     return false
   }
-  return now - runStart >= INLINE_RUN_MS
+  return !grant && now - runStart >= INLINE_RUN_MS
 }
 
 /**

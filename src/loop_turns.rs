@@ -4,8 +4,12 @@
 //! event loop a turn, so the JavaScript glue bounds each run of it and must know when
 //! the loop has gone round. Scheduling an immediate to find out costs tens of
 //! microseconds when Node's timer code is cold, as it is for the first offload after a
-//! model call. Instead, a libuv check handle adds one to a counter at every turn of the
-//! loop, and JavaScript reads it through an `ArrayBuffer` over it: a plain array read.
+//! model call. Instead, a libuv prepare handle adds one to a counter at every turn of
+//! the loop, and JavaScript reads it through an `ArrayBuffer` over it: a plain array read.
+//!
+//! It counts just before the loop polls for I/O, so one count spans the I/O callbacks,
+//! the immediates and then the timers of the next turn: work resumed by I/O and by the
+//! immediates that follow it is one run, and timers fire before the next one begins.
 //!
 //! The counter is the addon's own memory, never freed (four bytes per environment), so
 //! nothing JavaScript does with the buffer (transferring, detaching) can make the
@@ -67,23 +71,24 @@ mod uv {
   type Handle = c_void;
   type HandleCallback = unsafe extern "C" fn(*mut Handle);
 
-  /// libuv's `UV_CHECK` handle type (stable across libuv 1.x).
+  /// libuv's `UV_CHECK` and `UV_PREPARE` handle types (stable across libuv 1.x).
   const UV_CHECK: c_int = 2;
+  const UV_PREPARE: c_int = 9;
 
   type HandleSize = unsafe extern "C" fn(c_int) -> usize;
-  type CheckInit = unsafe extern "C" fn(*mut sys::uv_loop_s, *mut Handle) -> c_int;
-  type CheckStart = unsafe extern "C" fn(*mut Handle, HandleCallback) -> c_int;
+  type PrepareInit = unsafe extern "C" fn(*mut sys::uv_loop_s, *mut Handle) -> c_int;
+  type PrepareStart = unsafe extern "C" fn(*mut Handle, HandleCallback) -> c_int;
   type Close = unsafe extern "C" fn(*mut Handle, HandleCallback);
 
   struct Api {
     handle_size: HandleSize,
-    check_init: CheckInit,
-    check_start: CheckStart,
+    prepare_init: PrepareInit,
+    prepare_start: PrepareStart,
     unref: HandleCallback,
     close: Close,
   }
 
-  /// What one environment's check handle needs: its memory and the cleanup hook's handle.
+  /// What one environment's prepare handle needs: its memory and the cleanup hook's handle.
   struct Turns {
     handle: *mut Handle,
     layout: Layout,
@@ -99,8 +104,8 @@ mod uv {
         unsafe {
           Some(Api {
             handle_size: std::mem::transmute::<*mut c_void, HandleSize>(symbol(c"uv_handle_size")?),
-            check_init: std::mem::transmute::<*mut c_void, CheckInit>(symbol(c"uv_check_init")?),
-            check_start: std::mem::transmute::<*mut c_void, CheckStart>(symbol(c"uv_check_start")?),
+            prepare_init: std::mem::transmute::<*mut c_void, PrepareInit>(symbol(c"uv_prepare_init")?),
+            prepare_start: std::mem::transmute::<*mut c_void, PrepareStart>(symbol(c"uv_prepare_start")?),
             unref: std::mem::transmute::<*mut c_void, HandleCallback>(symbol(c"uv_unref")?),
             close: std::mem::transmute::<*mut c_void, Close>(symbol(c"uv_close")?),
           })
@@ -116,12 +121,12 @@ mod uv {
   }
 
   /// Every libuv handle starts with its `void *data` field: here, the counter's address.
-  unsafe extern "C" fn on_check(handle: *mut Handle) {
+  unsafe extern "C" fn on_turn(handle: *mut Handle) {
     let slot = *handle.cast::<*mut i32>();
     *slot = (*slot).wrapping_add(1);
   }
 
-  /// Starts a check handle on `env`'s loop counting into memory of its own, and
+  /// Starts a prepare handle on `env`'s loop counting into memory of its own, and
   /// returns an `ArrayBuffer` over that memory; `None` when libuv cannot be reached or
   /// refuses, or the runtime refuses external buffers.
   pub(super) unsafe fn start(env: sys::napi_env) -> Option<sys::napi_value> {
@@ -145,13 +150,17 @@ mod uv {
     if created != sys::Status::napi_ok || buffer.is_null() {
       return None;
     }
-    let size = (api.handle_size)(UV_CHECK);
+    let size = (api.handle_size)(UV_PREPARE);
+    // Both are a plain handle with one callback: equal sizes confirm the type's number.
+    if size == 0 || size != (api.handle_size)(UV_CHECK) {
+      return None;
+    }
     let layout = Layout::from_size_align(size.max(std::mem::size_of::<*mut i32>()), 16).ok()?;
     let handle = alloc_zeroed(layout).cast::<Handle>();
     if handle.is_null() {
       return None;
     }
-    if (api.check_init)(event_loop, handle) != 0 {
+    if (api.prepare_init)(event_loop, handle) != 0 {
       dealloc(handle.cast(), layout);
       return None;
     }
@@ -165,7 +174,7 @@ mod uv {
       (api.close)(handle, on_close);
       return None;
     }
-    (api.check_start)(handle, on_check);
+    (api.prepare_start)(handle, on_turn);
     (api.unref)(handle);
     Some(buffer)
   }

@@ -29,11 +29,21 @@ const INLINE_WRITE_LIMIT: usize = 64 * 1024;
 const INLINE_COPY_LIMIT: usize = 1024 * 1024;
 
 /// Longest text (UTF-16 units) encoded as UTF-8 on the JavaScript thread to be
-/// stored in memory right away: a SIMD encoding of a megabyte of mixed-script text
-/// takes under a millisecond, less than a round trip to a worker thread (whose
-/// wake-ups cost as much again on a busy machine), and much less than the SDK's
-/// `TextEncoder` on the same thread.
-const INLINE_ENCODE_UNITS: usize = 1024 * 1024;
+/// stored in memory right away, whatever its script (about 0.1 ms): cheaper than a
+/// round trip to a worker thread.
+const INLINE_ENCODE_UNITS: usize = 128 * 1024;
+/// Longest text (UTF-16 units) encoded on the JavaScript thread when it is mostly ASCII
+/// (see [`mostly_ascii`]): the SIMD encoder's ASCII runs take well under a millisecond
+/// for a megabyte, less than a worker's round trip (whose wake-ups cost as much again on
+/// a busy machine). Texts of CJK, emoji or dense accents take several milliseconds
+/// here: they go to a worker.
+const INLINE_MOSTLY_ASCII_UNITS: usize = 1024 * 1024;
+
+/// Whether `utf8_len` bytes for `units` UTF-16 units mean mostly ASCII: at most one
+/// extra byte per 16 units.
+fn mostly_ascii(units: usize, utf8_len: usize) -> bool {
+  utf8_len <= units + units / 16
+}
 /// Longest ASCII text stored into memory on the JavaScript thread (no encoding: its bytes
 /// are moved, or copied once when it came in several slices, well under a millisecond).
 const INLINE_ASCII_UNITS: usize = 4 * 1024 * 1024;
@@ -351,7 +361,7 @@ impl NativeStore {
   }
 
   /// Stores text right away on the JavaScript thread when that is cheap: into memory
-  /// up to [`INLINE_ENCODE_UNITS`] (encoded here unless it is already UTF-8), or as a
+  /// up to [`INLINE_ENCODE_UNITS`] (or [`INLINE_MOSTLY_ASCII_UNITS`] of mostly ASCII; encoded here unless it is already UTF-8), or as a
   /// file of at most [`INLINE_WRITE_LIMIT`] UTF-8 bytes into an open directory without
   /// fsync (a few tens of microseconds, less than a round trip to a worker thread).
   /// Returns `null` (and takes nothing) otherwise; then call `storeText`.
@@ -371,7 +381,10 @@ impl NativeStore {
       }
     }
     let inline = match &self.backend {
-      Backend::Memory(_) => text.units() <= INLINE_ENCODE_UNITS,
+      Backend::Memory(_) => {
+        let units = text.units();
+        units <= INLINE_ENCODE_UNITS || (units <= INLINE_MOSTLY_ASCII_UNITS && mostly_ascii(units, text.utf8_len()))
+      }
       // UTF-8 has at least one byte per UTF-16 unit: the unit count rules out long
       // texts before the exact length is computed.
       Backend::File(f) => writes_inline(f) && text.units() <= INLINE_WRITE_LIMIT && text.utf8_len() <= INLINE_WRITE_LIMIT,
