@@ -4,7 +4,7 @@
 // and its directory. Runs on our native storages, whose key-value side holds the
 // manifest under `offload-manifest/<session>/` next to the artifacts.
 import { MANIFEST_NAMESPACE, SAMPLE_KEY, parseEntry } from './manifest-keys.js'
-import { mustYield, yieldToEventLoop } from './native.js'
+import { mustYield, waitForTurn } from './native.js'
 import { logger } from './sdk.js'
 
 /** Manifest entries read at once. */
@@ -20,7 +20,7 @@ const CHECK_BATCH = 256
 export async function holdStates(nativeStore, references) {
   const states = []
   for (let i = 0; i < references.length; i += CHECK_BATCH) {
-    while (mustYield()) await yieldToEventLoop()
+    if (mustYield()) await waitForTurn()
     states.push(...nativeStore.holdsEach(references.slice(i, i + CHECK_BATCH)))
   }
   return states

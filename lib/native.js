@@ -117,18 +117,52 @@ function loadFailure(specifier, root) {
 const SLICE_UNITS = 1 << 20
 
 /** Resolves after the event loop has gone round once (timers and I/O have run). */
-export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(grantAndResolve, resolve))
+export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve))
+
+/** Callers waiting for a turn at inline work (see {@link waitForTurn}), first come first. */
+const waiting = []
+/** Whether an immediate that lets waiting callers go is scheduled. */
+let releaseScheduled = false
 
 /**
- * An immediate's callback: `resolve`, with a grant: the next {@link mustYield} call (the
- * resumed caller's, which runs first) answers `false` once, so that every caller that
- * yielded does one piece of work when it resumes, even when the run is over. Callers
- * resumed in one turn share that turn's run otherwise: one long chain cannot starve
- * another, and many chains together hold the loop for one run plus one piece each.
+ * Waits for a turn at inline work, for a caller that {@link mustYield} told to yield:
+ * `if (mustYield()) await waitForTurn()`, then one piece of inline work. Waiting callers
+ * go in the order they came, after the event loop has gone round; as many as the run
+ * allows go in one turn, each with one piece of work, so that one agent's long chain
+ * cannot starve another's, and many chains together hold the loop for about one run.
+ * @returns {Promise<void>}
  */
-function grantAndResolve(resolve) {
-  granted = true
-  resolve()
+export function waitForTurn() {
+  return new Promise((resolve) => {
+    waiting.push(resolve)
+    scheduleRelease()
+  })
+}
+
+function scheduleRelease() {
+  if (releaseScheduled) return
+  releaseScheduled = true
+  setImmediate(release)
+}
+
+/** The loop went round: the first waiting caller goes, then more while the run lasts. */
+function release() {
+  releaseScheduled = false
+  letNextGo()
+}
+
+/**
+ * Lets the first waiting caller go (its piece of work runs in the microtasks that
+ * follow), then, in a microtask after that piece, the next one while the run lasts;
+ * the others wait for the next turn.
+ */
+function letNextGo() {
+  const go = waiting.shift()
+  if (go === undefined) return
+  go()
+  if (waiting.length === 0) return
+  if (mustYield()) scheduleRelease()
+  else queueMicrotask(letNextGo)
 }
 
 /** Longest run of inline native work (stores, writes) before it lets the event loop run, in ms. */
@@ -144,8 +178,6 @@ let runStart = -1
 const turns = countLoopTurns()
 /** `turns[0]` when the current run began. */
 let runTurn = 0
-/** Whether the next {@link mustYield} call may go ahead whatever the run (see {@link grantAndResolve}). */
-let granted = false
 
 function countLoopTurns() {
   try {
@@ -162,15 +194,13 @@ function endRun() {
 }
 
 /**
- * Whether the caller must yield to the event loop ({@link yieldToEventLoop}) before its
- * next piece of inline native work. Work done inline resolves promises without ever
+ * Whether the caller must wait for its turn ({@link waitForTurn}) before its next piece
+ * of inline native work. Work done inline resolves promises without ever
  * giving timers and I/O a turn, so an awaited loop of small stores would starve them:
  * a run of inline work may last {@link INLINE_RUN_MS}; the event loop's next turn ends it.
  */
 export function mustYield() {
   const now = performance.now()
-  const grant = granted
-  granted = false
   if (turns !== undefined) {
     if (runStart < 0 || turns[0] !== runTurn) {
       runTurn = turns[0]
@@ -182,7 +212,7 @@ export function mustYield() {
     setImmediate(endRun)
     return false
   }
-  return !grant && now - runStart >= INLINE_RUN_MS
+  return now - runStart >= INLINE_RUN_MS
 }
 
 /**

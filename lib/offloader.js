@@ -9,7 +9,7 @@ import { OffloadEngine } from './engine.js'
 import { EPHEMERAL_SESSION_PREFIX, MANIFEST_NAMESPACE, opaqueId } from './manifest.js'
 import { checkSessionId, sessionSegment } from './manifest-keys.js'
 import { REUSE_RECORD } from './manifest-sweep.js'
-import { mustYield, yieldToEventLoop } from './native.js'
+import { mustYield, waitForTurn } from './native.js'
 import { describe, localeCount } from './numbers.js'
 import { CORE_PROFILE, DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
 import { toBlocks, toParts } from './parts.js'
@@ -150,7 +150,7 @@ export class Offloader {
       if (forced === false) return null
     }
     // Offloads of many calls take turns of the event loop, so timers and I/O run between them.
-    while (mustYield()) await yieldToEventLoop()
+    if (mustYield()) await waitForTurn()
     const decision = await this.#engine.decide(blocks)
     if (!decision.exceeds && forced !== true) return null
     if (call.reuse !== true) return this.#storeResult(call, toolName, toolCallId, session, blocks, decision, undefined)

@@ -12,7 +12,7 @@ import {
 } from '@strands-agents/sdk/vended-plugins/context-offloader'
 import { InMemoryStorage as SdkUnifiedInMemoryStorage } from '@strands-agents/sdk/storage'
 import { OffloadEngine } from './engine.js'
-import { mustYield, yieldToEventLoop } from './native.js'
+import { mustYield, waitForTurn } from './native.js'
 import { DEFAULT_EVICT_AFTER_CYCLES, resolveOptions } from './options.js'
 import { EPHEMERAL_SESSION_PREFIX, opaqueId } from './manifest.js'
 import { checkSessionId } from './manifest-keys.js'
@@ -361,7 +361,7 @@ export class ContextOffloader {
     }
     // Offloads of many agents run as one chain of promises: each takes its turn of the
     // event loop, so that timers and I/O run between them.
-    while (mustYield()) await yieldToEventLoop()
+    if (mustYield()) await waitForTurn()
     const content = event.result.content
     const toolUseId = event.result.toolUseId
     const decision = await this._decide(content, event.result, event.agent)
@@ -421,7 +421,7 @@ export class ContextOffloader {
         'ContextOffloader.offload() needs a storage: pass `storage` in the config or add the plugin to an agent first',
       )
     }
-    while (mustYield()) await yieldToEventLoop()
+    if (mustYield()) await waitForTurn()
     const resultBlock = new ToolResultBlock({ toolUseId: key, status: 'success', content: blocks })
     const decision = await this._decide(blocks, resultBlock, agent)
     const offloaded = await this._offloadBlocks(blocks, key, agent, decision, tags)

@@ -7,7 +7,7 @@
 // first `await`), so blocks stored with `Promise.all` are numbered in block order, as the
 // SDK numbers them.
 import { getBytes, isJson, isMedia, isText, isTextual, mediaContentType, staysInline } from './content.js'
-import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toBytes, toNativeText, toNativeTextNow, yieldToEventLoop } from './native.js'
+import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toBytes, toNativeText, toNativeTextNow, waitForTurn } from './native.js'
 import { BUDGET } from './lifecycle.js'
 import { localeCount } from './numbers.js'
 import { logger } from './sdk.js'
@@ -152,7 +152,7 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
   while (opening?.pending) await opening.pending
   // Inline stores resolve without giving the event loop a turn: let it run now and then
   // (before any block is numbered, so the blocks keep their order).
-  while (mustYield()) await yieldToEventLoop()
+  if (mustYield()) await waitForTurn()
   const attempts = content.map((block, i) => {
     try {
       return storeBlock(storage, block, `${keyPrefix}_${i}`, { text: texts.get(i), nativeText: nativeTexts.get(i), encoded: utf8.get(i) })

@@ -4,7 +4,7 @@
 import { syncClock } from '../lifecycle.js'
 import { checkSessionId, legacyManifestPrefix, manifestPrefix } from '../manifest-keys.js'
 import { StorageError, logger } from '../sdk.js'
-import { asUint8Array, mustYield, toBytes, yieldToEventLoop } from '../native.js'
+import { asUint8Array, mustYield, toBytes, waitForTurn } from '../native.js'
 import { checkKeyForm, namespaceView } from './unified.js'
 import { sweepManifestQuietly } from '../manifest-sweep.js'
 
@@ -105,7 +105,7 @@ export class NativeBackedStorage {
     const nativeStore = this[NATIVE]
     syncClock(this, nativeStore)
     const args = [String(key), toBytes(content), String(contentType), this[PLUGIN_VIEW]]
-    while (mustYield()) await yieldToEventLoop()
+    if (mustYield()) await waitForTurn()
     const outcome = nativeStore.storeBytesNow(...args) ?? (await nativeStore.storeBytes(...args))
     return outcome.reference
   }
@@ -185,7 +185,7 @@ export class NativeBackedStorage {
     checkKeyForm(key, 'key')
     const nativeStore = this[NATIVE]
     const bytes = toBytes(data)
-    while (mustYield()) await yieldToEventLoop()
+    if (mustYield()) await waitForTurn()
     await kvCall(async () => {
       if (!nativeStore.kvWriteNow(key, bytes)) await nativeStore.kvWrite(key, bytes)
     })
