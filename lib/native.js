@@ -7,6 +7,9 @@
 // into native memory through the helpers below; every other module reaches the addon here.
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+// Node's own immediates: fake timers (a test's, an app's) replace the global ones, and an
+// immediate they drop would leave callers waiting for their turn forever.
+import { setImmediate } from 'node:timers'
 
 const require = createRequire(import.meta.url)
 
@@ -119,8 +122,10 @@ const SLICE_UNITS = 1 << 20
 /** Resolves after the event loop has gone round once (timers and I/O have run). */
 export const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve))
 
-/** Callers waiting for a turn at inline work (see {@link waitForTurn}), first come first. */
-const waiting = []
+/** Callers waiting for a turn at inline work (see {@link waitForTurn}), first come first, from `waitingHead` on. */
+let waiting = []
+/** Index of the first waiting caller in `waiting` (those before it have gone). */
+let waitingHead = 0
 /** Whether an immediate that lets waiting callers go is scheduled. */
 let releaseScheduled = false
 
@@ -157,10 +162,19 @@ function release() {
  * the others wait for the next turn.
  */
 function letNextGo() {
-  const go = waiting.shift()
-  if (go === undefined) return
+  if (waitingHead === waiting.length) return
+  const go = waiting[waitingHead]
+  waiting[waitingHead++] = undefined
+  if (waitingHead === waiting.length) {
+    waiting = []
+    waitingHead = 0
+  } else if (waitingHead >= 1024 && waitingHead * 2 >= waiting.length) {
+    // Gone callers are dropped now and then, in one copy: no pass over the queue per caller.
+    waiting = waiting.slice(waitingHead)
+    waitingHead = 0
+  }
   go()
-  if (waiting.length === 0) return
+  if (waitingHead === waiting.length) return
   if (mustYield()) scheduleRelease()
   else queueMicrotask(letNextGo)
 }
