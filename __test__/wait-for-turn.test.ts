@@ -3,6 +3,7 @@
 // go costs about as much per caller as letting a few go.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { InMemoryStorage } from '../index.js'
+import { Offloader } from '../core.js'
 
 const countable = process.platform !== 'win32'
 const bytes = new TextEncoder().encode('x'.repeat(100))
@@ -55,4 +56,47 @@ describe('many waiters', () => {
     const large = await drainPerStore(80_000)
     expect(large / small).toBeLessThan(3)
   }, 120_000)
+})
+
+describe('waiting callers and the storage\'s own background work', () => {
+  it('chains of 8 agents, the background sweep and the manifest sweeps all finish, with timers firing throughout', async () => {
+    // The sweep (every second) removes what expired by the storage's clock while the
+    // chains store; with extended retrieval each offload also records manifest entries,
+    // whose sweeps wait for their turn in the same queue as the stores.
+    let now = Date.now()
+    const storage = new InMemoryStorage({ ttlSeconds: 1, cleanupIntervalSeconds: 1, clock: () => now })
+    const offloader = new Offloader({ storage, maxResultTokens: 200, previewTokens: 20, retrieval: 'extended' })
+    const text = 'a line of a tool result\n'.repeat(400)
+    const ticks: number[] = []
+    const interval = setInterval(() => {
+      ticks.push(performance.now())
+      now += 50 // the storage's clock runs 50x faster than the wall clock
+    }, 1)
+    const started = performance.now()
+    let stored = 0
+    try {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, agent) => {
+          for (let i = 0; performance.now() - started < 1_600; i++) {
+            const result = await offloader.offloadResult({ toolName: 't', toolCallId: `a${agent}-${i}`, sessionId: `s${agent}`, content: text })
+            expect(result).not.toBeNull()
+            stored += 1
+          }
+        }),
+      )
+      // Let the last sweep finish.
+      await new Promise((resolve) => setTimeout(resolve, 1_200))
+    } finally {
+      clearInterval(interval)
+      storage.close()
+    }
+    const stats = await storage.stats()
+    expect(stored).toBeGreaterThan(100)
+    // The sweep ran meanwhile: most of what was stored has expired and is gone.
+    expect(stats.artifacts).toBeLessThan(stored / 2)
+    // Timers kept firing: no stretch of more than 100 ms without a tick during the chains.
+    const during = ticks.filter((t) => t > started && t < started + 1_600)
+    const longest = during.slice(1).reduce((max, t, i) => Math.max(max, t - during[i]), 0)
+    expect(longest).toBeLessThan(100)
+  }, 30_000)
 })
