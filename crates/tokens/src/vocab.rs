@@ -15,6 +15,9 @@ pub(crate) struct Vocabulary {
     /// Byte length of the token of each rank.
     lengths: Vec<u16>,
     max_token_bytes: usize,
+    /// For the first four bytes of the tokens of four bytes or more, the
+    /// length of the longest such token (see [`Vocabulary::longest_from`]).
+    longest_by_head: FxHashMap<u32, u16>,
 }
 
 impl Vocabulary {
@@ -37,7 +40,9 @@ impl Vocabulary {
         let mut ranks = FxHashMap::with_capacity_and_hasher(1 << 18, Default::default());
         let mut lengths = Vec::with_capacity(1 << 18);
         for rank in 0..u32::MAX {
-            let Ok(bytes) = bpe.decode_bytes(&[rank]) else { break };
+            let Ok(bytes) = bpe.decode_bytes(&[rank]) else {
+                break;
+            };
             if std::str::from_utf8(&bytes).is_ok_and(|s| specials.contains(s)) {
                 break;
             }
@@ -51,7 +56,15 @@ impl Vocabulary {
             *slot = *ranks.get([byte].as_slice()).ok_or_else(|| fail(format!("byte {byte:#04x} is not a token")))?;
         }
         let max_token_bytes = lengths.iter().copied().max().map_or(1, usize::from);
-        Ok(Vocabulary { ranks, byte_ranks, lengths, max_token_bytes })
+        let mut longest_by_head = FxHashMap::default();
+        for bytes in ranks.keys() {
+            if let Some(head) = head_of(bytes) {
+                let len = u16::try_from(bytes.len()).unwrap_or(u16::MAX);
+                let longest = longest_by_head.entry(head).or_insert(len);
+                *longest = (*longest).max(len);
+            }
+        }
+        Ok(Vocabulary { ranks, byte_ranks, lengths, max_token_bytes, longest_by_head })
     }
 
     /// The rank of the token whose bytes are `bytes`, if there is one.
@@ -82,4 +95,19 @@ impl Vocabulary {
     pub(crate) fn max_token_bytes(&self) -> usize {
         self.max_token_bytes
     }
+
+    /// The length of the longest token of four bytes or more that starts
+    /// with the first four bytes of `bytes` (0 when there is none, or when
+    /// `bytes` is shorter than four). No token of four bytes or more that
+    /// starts where `bytes` starts is longer.
+    #[inline]
+    pub(crate) fn longest_from(&self, bytes: &[u8]) -> usize {
+        head_of(bytes).and_then(|head| self.longest_by_head.get(&head)).map_or(0, |&len| usize::from(len))
+    }
+}
+
+/// The first four bytes of `bytes` as one number, if it has four.
+#[inline]
+fn head_of(bytes: &[u8]) -> Option<u32> {
+    bytes.first_chunk::<4>().map(|head| u32::from_le_bytes(*head))
 }

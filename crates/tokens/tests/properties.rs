@@ -259,3 +259,66 @@ proptest! {
         prop_assert!(used <= max && used + 4 >= max.min(exact), "suffix of {} tokens for {}", used, max);
     }
 }
+
+/// Letters and marks that pre-tokenize into one long piece when run together
+/// (CJK, kana, Hangul, Latin with accents and combining marks, Cyrillic,
+/// Arabic, Thai), and fragments that recur in tokens, so that tokens overlap
+/// the offsets where a long piece may be cut.
+const RUN_ATOMS: &[&str] = &[
+    "漢",
+    "字",
+    "語",
+    "東京",
+    "天気",
+    "日本語",
+    "中文",
+    "の",
+    "は",
+    "かな",
+    "です",
+    "カナ",
+    "カタカナ",
+    "한",
+    "국어",
+    "한국어",
+    "가나다",
+    "a",
+    "e",
+    "the",
+    "ing",
+    "tion",
+    "é",
+    "ñ",
+    "ü",
+    "e\u{301}",
+    "\u{308}",
+    "д",
+    "ия",
+    "ский",
+    "ال",
+    "مرحبا",
+    "ก",
+    "สวัสดี",
+    "ß",
+    "ǅ",
+    "ʰ",
+    "Σ",
+    "λόγος",
+];
+
+fn long_run() -> impl Strategy<Value = String> {
+    (prop::collection::vec(prop::sample::select(RUN_ATOMS), 1..8), 100usize..1200)
+        .prop_map(|(atoms, len)| (0..len).map(|i| atoms[(i * 7 + i / 3) % atoms.len()]).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    /// A long run of letters is one piece, merged in parts cut where no token
+    /// spans the cut: the tokens must be those of tiktoken-rs, which merges
+    /// the piece whole.
+    #[test]
+    fn long_pieces_match_tiktoken_rs(run in long_run(), encoding in encoding()) {
+        prop_assert_eq!(load(encoding).encode(&run), reference(encoding).encode_ordinary(&run));
+    }
+}
