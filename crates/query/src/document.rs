@@ -19,6 +19,11 @@ use crate::meter;
 use crate::value::Value;
 use bytes::Bytes;
 use jaq_json::{Map, Num, Rc, Val};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, OnceLock};
+use std::thread;
+use std::time::Instant;
 
 /// Longest integer literal read as an exact integer (4096 bits, the widest
 /// integer arithmetic keeps exact); longer ones keep their literal text.
@@ -69,23 +74,203 @@ fn line_column(doc: &[u8], offset: usize) -> (usize, usize) {
 /// Whether `s` is exactly one JSON number.
 pub(crate) fn is_json_number(s: &[u8]) -> bool {
     let buf = Bytes::new();
-    let mut r = Reader {
-        s,
-        buf: &buf,
-        i: 0,
-        pending: 0,
-    };
+    let mut r = Reader::new(&buf);
+    r.s = s;
     r.number_end().is_ok() && r.i == s.len()
 }
 
+/// Documents at least this long are read by two threads (see [`read_all`]).
+const SPLIT_MIN_BYTES: usize = 1 << 20;
+
+/// How far after the middle of a document an array element is sought where
+/// the second thread starts.
+const SPLIT_SEARCH_BYTES: usize = 1 << 20;
+
+/// Memory the second thread may charge per byte it reads: records charge
+/// about 5 to 40, numbers about 10, arrays of empty containers (`[{},{}]`,
+/// `[[],[]]`) up to about 42. Where more is needed, or the query's budget
+/// cannot spare it, the second thread stops and the first reads on.
+const AHEAD_CHARGE_PER_BYTE: usize = 48;
+
 /// Reads all values of a document.
+///
+/// A long document is read by two threads where there are two cores: a second
+/// thread starts at an array element after the middle (a `,` followed by the
+/// start of a value that cannot be an object key) and reads the elements up to
+/// the `]` that closes their array, while this thread reads from the start.
+/// When this thread reaches that offset at the start of an element of an array,
+/// the bytes from there on are read exactly as the second thread read them (the
+/// same grammar from the same state), and its elements are taken as they are.
+/// When it does not (the guess fell inside a string, or in an object), or the
+/// second thread failed, this thread reads on by itself: errors, limits and
+/// values are those of a reading by one thread. The memory the second thread
+/// may charge is charged to the query before it starts and given back when its
+/// elements are taken or dropped, or as soon as this thread would need it.
 fn read_all(buf: &Bytes) -> Result<Vec<Value>, Failure> {
-    let mut r = Reader {
-        s: buf,
-        buf,
-        i: 0,
-        pending: 0,
+    let Some((at, allowance)) = split_plan(buf) else {
+        return read_values(&mut Reader::new(buf));
     };
+    let cancel = AtomicBool::new(false);
+    let deadline = meter::deadline();
+    // The second thread's strings share the document through a handle of their
+    // own: two threads counting references on one handle would slow each other.
+    let second = Bytes::from_owner(SharedDocument(buf.clone()));
+    thread::scope(|scope| {
+        let (sender, receiver) = mpsc::sync_channel(1);
+        let cancel = &cancel;
+        let second = &second;
+        let spawned = thread::Builder::new()
+            .name("offload-query-ahead".into())
+            .spawn_scoped(scope, move || {
+                let _ = sender.send(read_ahead(second, at, allowance, deadline, cancel));
+            });
+        if spawned.is_err() {
+            meter::refund(allowance);
+            return read_values(&mut Reader::new(buf));
+        }
+        let mut r = Reader::new(buf);
+        r.ahead_at = at;
+        r.ahead = Some(Ahead {
+            receiver,
+            prepaid: allowance,
+            cancel,
+        });
+        let values = read_values(&mut r);
+        r.abandon_ahead();
+        values
+    })
+}
+
+/// A document's bytes, owned by another handle to them.
+struct SharedDocument(Bytes);
+
+impl AsRef<[u8]> for SharedDocument {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Whether two cores are available to this process.
+fn two_cores() -> bool {
+    static TWO: OnceLock<bool> = OnceLock::new();
+    *TWO.get_or_init(|| thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
+}
+
+/// Where a second thread may start reading `doc`, and the memory charged for
+/// it; `None` when the document is short, there is one core, no array element
+/// is found after the middle, or the memory cannot be charged now.
+fn split_plan(doc: &[u8]) -> Option<(usize, usize)> {
+    if doc.len() < SPLIT_MIN_BYTES || !two_cores() {
+        return None;
+    }
+    let at = array_element_after(doc, doc.len() / 2)?;
+    let allowance = (doc.len() - at)
+        .saturating_mul(AHEAD_CHARGE_PER_BYTE)
+        .min(meter::memory_left() / 2);
+    meter::try_charge(allowance).then_some((at, allowance))
+}
+
+/// The offset of the first value after `from` that follows a `,` and starts
+/// with a byte no object key starts with (`{`, `[`, a digit, `-`, `t`, `f`,
+/// `n`): outside a string, such a value is an array element.
+fn array_element_after(doc: &[u8], from: usize) -> Option<usize> {
+    let end = from.saturating_add(SPLIT_SEARCH_BYTES).min(doc.len());
+    let mut i = from;
+    while i < end {
+        let comma = i + doc[i..end].iter().position(|&b| b == b',')?;
+        let mut j = comma + 1;
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = doc.get(j) {
+            j += 1;
+        }
+        if let Some(b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n') = doc.get(j) {
+            return Some(j);
+        }
+        i = comma + 1;
+    }
+    None
+}
+
+/// The elements a second thread read, from where it started to the `]` that
+/// closes their array.
+struct Elements {
+    values: Vec<Val>,
+    /// Offset just after the last element.
+    end: usize,
+    /// Nesting depth of the deepest element (0 for scalars).
+    deepest: usize,
+    /// Memory the second thread charged (its own vector of elements included).
+    charged: usize,
+}
+
+/// Reads, on a second thread, the array elements from `at` to the `]` that
+/// closes their array, within `allowance` bytes of memory and the query's
+/// `deadline`; `None` when that is not what is found there, or a limit is
+/// reached, or `cancel` is set.
+fn read_ahead(
+    buf: &Bytes,
+    at: usize,
+    allowance: usize,
+    deadline: Option<Instant>,
+    cancel: &AtomicBool,
+) -> Option<Elements> {
+    meter::install_prepaid(deadline, allowance);
+    let read = catch_unwind(AssertUnwindSafe(|| {
+        let mut r = Reader::new(buf);
+        r.i = at;
+        r.cancel = Some(cancel);
+        let mut values = Vec::new();
+        let mut deepest = 0;
+        // One stack for all elements, never empty below them: each element is
+        // read and charged as the first thread reads it, inside its array.
+        let mut stack = Vec::new();
+        r.push(&mut stack, Val::Null);
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            let (v, depth) = r.value_raw(&mut stack).ok()?;
+            deepest = deepest.max(depth);
+            r.push(&mut values, v);
+            let end = r.i;
+            r.skip_ws();
+            match r.peek() {
+                Some(b',') => r.i += 1,
+                Some(b']') => {
+                    r.flush();
+                    // the stack is dropped here: the first thread has its own
+                    let charged = allowance - meter::memory_left() - cost::slots(stack.capacity());
+                    return Some(Elements {
+                        values,
+                        end,
+                        deepest,
+                        charged,
+                    });
+                }
+                _ => return None,
+            }
+        }
+    }));
+    read.ok().flatten()
+}
+
+/// A second thread's reading ahead, as the first thread holds it.
+struct Ahead<'a> {
+    receiver: mpsc::Receiver<Option<Elements>>,
+    /// Memory charged to the query for the second thread.
+    prepaid: usize,
+    cancel: &'a AtomicBool,
+}
+
+impl Drop for Ahead<'_> {
+    fn drop(&mut self) {
+        // the first thread has stopped (or unwinds): the second stops soon
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Reads the values of a document (a stream of whitespace-separated values).
+fn read_values(r: &mut Reader) -> Result<Vec<Value>, Failure> {
+    let buf = r.buf;
     let mut values = Vec::new();
     loop {
         r.skip_ws();
@@ -116,9 +301,30 @@ struct Reader<'a> {
     i: usize,
     /// Memory of small values read but not yet charged (at most [`PENDING_BYTES`]).
     pending: usize,
+    /// Where a second thread reads ahead (`usize::MAX`: nowhere).
+    ahead_at: usize,
+    /// The second thread's reading, until it is taken or abandoned.
+    ahead: Option<Ahead<'a>>,
+    /// Set when this reader reads ahead for another, which no longer needs it.
+    cancel: Option<&'a AtomicBool>,
+    /// Values started, for looking at the clock and `cancel` now and then.
+    started: u32,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(buf: &'a Bytes) -> Self {
+        Reader {
+            s: buf,
+            buf,
+            i: 0,
+            pending: 0,
+            ahead_at: usize::MAX,
+            ahead: None,
+            cancel: None,
+            started: 0,
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
@@ -133,9 +339,64 @@ impl Reader<'_> {
         }
     }
 
-    /// Charges the memory gathered so far.
+    /// Charges the memory gathered so far. Memory charged for a second thread
+    /// is given back first when the query would otherwise need more.
     fn flush(&mut self) {
-        meter::charge(core::mem::take(&mut self.pending));
+        let pending = core::mem::take(&mut self.pending);
+        if self.ahead.is_some() {
+            if meter::try_charge(pending) {
+                return;
+            }
+            self.abandon_ahead();
+        }
+        meter::charge(pending);
+    }
+
+    /// Stops the second thread, drops what it read and gives its memory back.
+    fn abandon_ahead(&mut self) {
+        self.ahead_at = usize::MAX;
+        if let Some(ahead) = self.ahead.take() {
+            ahead.cancel.store(true, Ordering::Relaxed);
+            drop(ahead.receiver.recv());
+            meter::refund(ahead.prepaid);
+        }
+    }
+
+    /// Takes the second thread's elements, at the start of a value at the
+    /// offset where it started, when they were read to the end of their array
+    /// within the depth limit: all but the last go on the stack, the last is
+    /// returned, and the reader continues after it.
+    ///
+    /// That offset follows a `,` (and white space): a value starts right after
+    /// a `,` only in an array (in an object a key follows it, and at the top
+    /// level it is an error), so this reader is in an array there.
+    fn adopt(&mut self, open: &[Frame], stack: &mut Vec<Val>, deepest: &mut usize) -> Option<Val> {
+        self.ahead_at = usize::MAX;
+        let ahead = self.ahead.take()?;
+        let elements = ahead.receiver.recv().ok().flatten();
+        let Some(Elements {
+            mut values,
+            end,
+            deepest: depth,
+            charged,
+        }) = elements.filter(|e| open.len() + e.deepest <= MAX_DEPTH && !e.values.is_empty())
+        else {
+            meter::refund(ahead.prepaid);
+            return None;
+        };
+        meter::refund(ahead.prepaid.saturating_sub(charged));
+        #[cfg(test)]
+        tests::ADOPTED.with(|n| n.set(n.get() + 1));
+        *deepest = (*deepest).max(open.len() + depth);
+        let last = values.pop()?;
+        // the elements move to the stack, which charges its own growth as it
+        // would have reading them here
+        meter::refund(cost::slots(values.capacity()));
+        for v in values.drain(..) {
+            self.push(stack, v);
+        }
+        self.i = end;
+        Some(last)
     }
 
     /// Charges `bytes` (with what is pending) before a container is allocated.
@@ -147,82 +408,99 @@ impl Reader<'_> {
     }
 
     /// One complete value, read iteratively.
-    ///
-    /// The items of all open containers wait on one stack; a container is
-    /// allocated at its exact size when it closes, after its memory is charged.
     fn value(&mut self) -> Result<Value, Failure> {
+        let (v, deepest) = self.value_raw(&mut Vec::new())?;
+        Ok(Value::parsed(v, deepest))
+    }
+
+    /// One complete value and its nesting depth, read iteratively.
+    ///
+    /// The items of all open containers wait on `stack`, after what it holds
+    /// (which they leave as it was); a container is allocated at its exact size
+    /// when it closes, after its memory is charged.
+    fn value_raw(&mut self, stack: &mut Vec<Val>) -> Result<(Val, usize), Failure> {
         let mut open: Vec<Frame> = Vec::new();
-        let mut stack: Vec<Val> = Vec::new();
         let mut deepest = 0;
-        let mut count = 0u32;
         loop {
-            count = count.wrapping_add(1);
-            if count.is_multiple_of(4096) {
+            self.started = self.started.wrapping_add(1);
+            if self.started.is_multiple_of(4096) {
+                if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    return self.fail("no longer needed");
+                }
                 self.flush();
                 meter::check_time();
             }
             // at the start of a value
             self.skip_ws();
-            let mut v = match self.peek() {
-                None => return self.fail("EOF while parsing a value"),
-                Some(c @ (b'[' | b'{')) => {
-                    if open.len() >= MAX_DEPTH {
-                        return self.fail(&format!("nested deeper than {MAX_DEPTH} levels"));
+            let adopted = if self.i == self.ahead_at {
+                self.adopt(&open, stack, &mut deepest)
+            } else {
+                None
+            };
+            let mut v = if let Some(v) = adopted {
+                v
+            } else {
+                match self.peek() {
+                    None => return self.fail("EOF while parsing a value"),
+                    Some(c @ (b'[' | b'{')) => {
+                        if open.len() >= MAX_DEPTH {
+                            return self.fail(&format!("nested deeper than {MAX_DEPTH} levels"));
+                        }
+                        self.i += 1;
+                        deepest = deepest.max(open.len() + 1);
+                        self.skip_ws();
+                        match (c, self.peek()) {
+                            (b'[', Some(b']')) => {
+                                self.i += 1;
+                                self.charge(cost::ARRAY);
+                                Val::Arr(Rc::new(Vec::new()))
+                            }
+                            (b'{', Some(b'}')) => {
+                                self.i += 1;
+                                self.charge(cost::OBJECT);
+                                Val::obj(Map::default())
+                            }
+                            (b'[', _) => {
+                                open.push(Frame {
+                                    is_arr: true,
+                                    start: stack.len(),
+                                });
+                                continue;
+                            }
+                            _ => {
+                                open.push(Frame {
+                                    is_arr: false,
+                                    start: stack.len(),
+                                });
+                                let key = self.key()?;
+                                self.push(stack, key);
+                                continue;
+                            }
+                        }
                     }
-                    self.i += 1;
-                    deepest = deepest.max(open.len() + 1);
-                    self.skip_ws();
-                    match (c, self.peek()) {
-                        (b'[', Some(b']')) => {
-                            self.i += 1;
-                            self.charge(cost::ARRAY);
-                            Val::Arr(Rc::new(Vec::new()))
-                        }
-                        (b'{', Some(b'}')) => {
-                            self.i += 1;
-                            self.charge(cost::OBJECT);
-                            Val::obj(Map::default())
-                        }
-                        (b'[', _) => {
-                            open.push(Frame {
-                                is_arr: true,
-                                start: stack.len(),
-                            });
-                            continue;
-                        }
-                        _ => {
-                            open.push(Frame {
-                                is_arr: false,
-                                start: stack.len(),
-                            });
-                            let key = self.key()?;
-                            self.push(&mut stack, key);
-                            continue;
-                        }
-                    }
+                    Some(b'"') => self.string()?,
+                    Some(b'-' | b'0'..=b'9') => self.number()?,
+                    Some(b't') => self.literal(b"true", Val::Bool(true))?,
+                    Some(b'f') => self.literal(b"false", Val::Bool(false))?,
+                    Some(b'n') => self.literal(b"null", Val::Null)?,
+                    Some(_) => return self.fail("expected value"),
                 }
-                Some(b'"') => self.string()?,
-                Some(b'-' | b'0'..=b'9') => self.number()?,
-                Some(b't') => self.literal(b"true", Val::Bool(true))?,
-                Some(b'f') => self.literal(b"false", Val::Bool(false))?,
-                Some(b'n') => self.literal(b"null", Val::Null)?,
-                Some(_) => return self.fail("expected value"),
             };
             // a value is complete: store it, closing the containers it completes
             loop {
                 let Some(frame) = open.last() else {
                     self.flush();
-                    return Ok(Value::parsed(v, deepest));
+                    return Ok((v, deepest));
                 };
                 let is_arr = frame.is_arr;
-                self.push(&mut stack, v);
+                self.push(stack, v);
                 self.skip_ws();
                 match (self.peek(), is_arr) {
                     (Some(b','), _) => {
                         self.i += 1;
                         if !is_arr {
                             let key = self.key()?;
-                            self.push(&mut stack, key);
+                            self.push(stack, key);
                         }
                         break;
                     }
@@ -230,9 +508,9 @@ impl Reader<'_> {
                         self.i += 1;
                         let start = open.pop().map_or(0, |f| f.start);
                         v = if is_arr {
-                            self.close_array(&mut stack, start)
+                            self.close_array(stack, start)
                         } else {
-                            self.close_object(&mut stack, start)
+                            self.close_object(stack, start)
                         };
                     }
                     (None, true) => return self.fail("EOF while parsing a list"),
@@ -361,7 +639,9 @@ impl Reader<'_> {
     fn at_value_end(&self) -> bool {
         matches!(
             self.peek(),
-            None | Some(b' ' | b'\t' | b'\n' | b'\r' | b'"' | b':' | b',' | b']' | b'}' | b'[' | b'{')
+            None | Some(
+                b' ' | b'\t' | b'\n' | b'\r' | b'"' | b':' | b',' | b']' | b'}' | b'[' | b'{'
+            )
         )
     }
 
@@ -497,6 +777,12 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Readings on this thread that took a second thread's elements.
+        pub(super) static ADOPTED: Cell<usize> = const { Cell::new(0) };
+    }
 
     fn read(doc: &str) -> Result<Vec<String>, Failure> {
         let buf = Bytes::copy_from_slice(doc.as_bytes());
@@ -547,6 +833,173 @@ mod tests {
         assert_eq!(fails("{\"a\":1"), "EOF while parsing an object");
         assert_eq!(fails("\"abc"), "EOF while parsing a string");
         assert_eq!(fails("tru"), "expected value");
+    }
+
+    /// The values (with depths) or the failure of reading `doc` with one thread.
+    fn read_alone(doc: &Bytes) -> Result<Vec<String>, Failure> {
+        let values = read_values(&mut Reader::new(doc))?;
+        Ok(values.iter().map(|v| format!("{}:{v}", v.depth)).collect())
+    }
+
+    /// Reads `doc` as `read_all` does and with one thread; both must agree.
+    /// Returns whether the second thread's elements were taken.
+    fn same_as_alone(doc: &str) -> bool {
+        let buf = Bytes::copy_from_slice(doc.as_bytes());
+        let before = ADOPTED.with(Cell::get);
+        let both = read_all(&buf).map(|v| {
+            v.iter()
+                .map(|v| format!("{}:{v}", v.depth))
+                .collect::<Vec<_>>()
+        });
+        let adopted = ADOPTED.with(Cell::get) > before;
+        assert_eq!(both, read_alone(&buf), "{}…", &doc[..doc.len().min(80)]);
+        adopted
+    }
+
+    fn objects(n: usize, pretty: bool) -> String {
+        let items: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"id": {i}, "name": "user {i}", "tags": ["a", "b"], "ok": true, "x": null}}"#))
+            .collect();
+        let sep = if pretty { ",\n    " } else { "," };
+        format!("{{\"users\": [{}], \"total\": {n}}}", items.join(sep))
+    }
+
+    #[test]
+    fn two_threads_read_what_one_reads() {
+        let big = objects(30_000, true);
+        assert!(big.len() > SPLIT_MIN_BYTES);
+        assert!(
+            same_as_alone(&big),
+            "the second thread's elements are taken"
+        );
+        assert!(same_as_alone(&objects(30_000, false)));
+        let numbers: Vec<String> = (0..300_000)
+            .map(|i| (i * 7919 % 1000).to_string())
+            .collect();
+        assert!(same_as_alone(&format!("[{}]", numbers.join(","))));
+        let nested = format!(
+            "[{}]",
+            vec!["[[10,[\"two\"]],{\"a\":[3,4,5],\"b\":{\"c\":\"d\"}}]"; 40_000].join(",")
+        );
+        assert!(same_as_alone(&nested));
+        let empties = format!("[{}]", vec!["[{}]"; 300_000].join(","));
+        assert!(same_as_alone(&empties));
+        // several values in a stream; the middle in the second
+        let stream = format!("{} {} 3", objects(10_000, true), objects(20_000, false));
+        same_as_alone(&stream);
+    }
+
+    #[test]
+    fn guesses_inside_strings_and_objects_are_not_taken() {
+        // the middle is inside one long string full of `, {` and `, 1`
+        let trap = format!("[\"{}\", 1, 2]", ", {\"a\": [1, 2]}, 3, [4]".repeat(60_000));
+        assert!(!same_as_alone(&trap));
+        // the middle is inside an object's values: `, ` is followed by keys only,
+        // except inside the arrays held by its values, which close early
+        let mut fields: Vec<String> = (0..40_000)
+            .map(|i| format!("\"k{i}\": [{i}, {{\"v\": {i}}}]"))
+            .collect();
+        fields.push("\"end\": 0".into());
+        same_as_alone(&format!("{{{}}}", fields.join(", ")));
+        // elements that do not end their array where the second thread expects
+        let mixed = format!("[{}, \"tail\"]", vec!["{\"a\": 1}"; 200_000].join(", "));
+        assert!(same_as_alone(&mixed));
+    }
+
+    #[test]
+    fn failures_and_depth_are_those_of_one_thread() {
+        let big = objects(30_000, true);
+        let half = big.len() / 2;
+        // an error in the second thread's part, in the first's, and at the end
+        let late = format!(
+            "{}{}",
+            &big[..half + 40_000],
+            big[half + 40_000..].replacen("true", "tru", 1)
+        );
+        let early = big.replacen("\"user 5\"", "\"user\u{1} 5\"", 1);
+        let cut = &big[..big.len() - 3];
+        for doc in [&late, &early, &cut.to_string()] {
+            let buf = Bytes::copy_from_slice(doc.as_bytes());
+            let alone = read_alone(&buf);
+            assert!(alone.is_err());
+            assert_eq!(read_all(&buf).map(|_| ()), alone.map(|_| ()));
+        }
+        // an element in the second thread's part nested to the depth limit,
+        // and one level deeper (which the second thread alone could read)
+        for extra in [0, 1] {
+            let depth = MAX_DEPTH - 1 + extra;
+            let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            let doc = format!("[{}, {deep}, 1]", vec!["0"; 500_000].join(", "));
+            let buf = Bytes::copy_from_slice(doc.as_bytes());
+            let alone = read_alone(&buf).map(|v| v.len());
+            assert_eq!(alone.is_ok(), extra == 0);
+            let before = ADOPTED.with(Cell::get);
+            assert_eq!(read_all(&buf).map(|v| v.len()), alone);
+            assert_eq!(ADOPTED.with(Cell::get) > before, extra == 0);
+        }
+    }
+
+    /// Reads with `read` under a memory budget of `memory` bytes: the number
+    /// of values and the bytes charged, or `None` when the budget was exceeded.
+    fn within(
+        memory: usize,
+        read: impl FnOnce() -> Result<Vec<Value>, Failure>,
+    ) -> Option<(usize, usize)> {
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        meter::install(u64::MAX, deadline, memory, Default::default(), 1 << 20);
+        let outcome = catch_unwind(AssertUnwindSafe(read));
+        let tripped = meter::tripped();
+        let charged = memory - meter::memory_left();
+        meter::release();
+        match outcome {
+            Ok(values) => Some((values.map(|v| v.len()).unwrap_or(0), charged)),
+            Err(_) => {
+                assert_eq!(tripped, Some(meter::Limit::Memory));
+                None
+            }
+        }
+    }
+
+    /// Two threads read a document within exactly the smallest budget one
+    /// thread needs, and not within one byte less.
+    #[test]
+    fn two_threads_need_the_memory_one_needs() {
+        let numbers = |n: usize| vec!["1234"; n].join(",");
+        let heavy = |n: usize| vec!["[{}]"; n].join(",");
+        let docs = [
+            objects(30_000, true),
+            // most of the memory before the middle: the first thread takes back
+            // what it charged for the second
+            format!("[{},{}]", heavy(200_000), numbers(100_000)),
+            // most after: the second thread runs out (it may charge half of the
+            // budget) and the first reads it all
+            format!("[{},{}]", numbers(250_000), heavy(150_000)),
+        ];
+        for doc in &docs {
+            let buf = Bytes::copy_from_slice(doc.as_bytes());
+            let alone = || read_values(&mut Reader::new(&buf));
+            let (mut low, mut high) = (0usize, 1 << 30);
+            assert!(within(high, alone).is_some());
+            while high - low > 1 {
+                let mid = low + (high - low) / 2;
+                match within(mid, alone) {
+                    Some(_) => high = mid,
+                    None => low = mid,
+                }
+            }
+            assert_eq!(
+                within(high, || read_all(&buf)),
+                within(high, alone),
+                "{}…",
+                &doc[..40]
+            );
+            assert_eq!(within(high - 1, || read_all(&buf)), None, "{}…", &doc[..40]);
+            // with room to spare, the second thread's elements are taken and
+            // the query is charged what one thread is charged
+            let before = ADOPTED.with(Cell::get);
+            assert_eq!(within(1 << 30, || read_all(&buf)), within(1 << 30, alone));
+            assert!(ADOPTED.with(Cell::get) > before, "{}…", &doc[..40]);
+        }
     }
 
     #[test]

@@ -275,6 +275,53 @@ pub(crate) fn charge_prepaid(bytes: usize) {
     charge(left);
 }
 
+/// Charges `bytes` if the query's budget and what it can reserve from the
+/// shared budget right now allow it (no waiting, no kept document dropped);
+/// returns whether it did. Never trips.
+pub(crate) fn try_charge(bytes: usize) -> bool {
+    let (left, reserved) = METER.with(|m| (m.mem_left.get(), m.reserved_left.get()));
+    if left < bytes {
+        return false;
+    }
+    let missing = bytes.saturating_sub(reserved);
+    if missing > 0 && !RESERVATION.with(|r| r.borrow_mut().try_grow(missing)) {
+        return false;
+    }
+    METER.with(|m| {
+        m.mem_left.set(left - bytes);
+        m.reserved_left.set(reserved + missing - bytes);
+    });
+    true
+}
+
+/// Returns `bytes` charged before and no longer used to the query's budget
+/// and to the shared budget.
+pub(crate) fn refund(bytes: usize) {
+    METER.with(|m| m.mem_left.set(m.mem_left.get().saturating_add(bytes)));
+    drop(RESERVATION.with(|r| r.borrow_mut().split_off(bytes)));
+}
+
+/// The current query's deadline, if one is installed.
+pub(crate) fn deadline() -> Option<Instant> {
+    METER.with(|m| m.deadline.get())
+}
+
+/// Installs, on a helper thread of a query, a budget of `memory` bytes that
+/// the query has already charged and reserved for it, and the query's
+/// `deadline`. No evaluation runs there: no step or stack limit.
+pub(crate) fn install_prepaid(deadline: Option<Instant>, memory: usize) {
+    METER.with(|m| {
+        m.steps_left.set(u64::MAX);
+        m.next_clock.set(0);
+        m.deadline.set(deadline);
+        m.mem_left.set(memory);
+        m.reserved_left.set(usize::MAX);
+        m.prepaid.set(0);
+        m.stack_floor.set(0);
+        m.tripped.set(None);
+    });
+}
+
 /// Bytes left in the cumulative allocation budget.
 pub(crate) fn memory_left() -> usize {
     METER.with(|m| m.mem_left.get())

@@ -125,6 +125,18 @@ impl Reservation {
         }
     }
 
+    /// Reserves `bytes` more if they are free now: no kept document is
+    /// dropped for them and nothing is waited for.
+    pub(crate) fn try_grow(&mut self, bytes: usize) -> bool {
+        let mut state = lock();
+        if state.free < bytes {
+            return false;
+        }
+        state.free -= bytes;
+        self.bytes += bytes;
+        true
+    }
+
     /// Bytes reserved.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
