@@ -112,6 +112,7 @@ fn read_all(buf: &Bytes) -> Result<Vec<Value>, Failure> {
     };
     let cancel = AtomicBool::new(false);
     let deadline = meter::deadline();
+    let pooled = meter::is_pooled();
     // The second thread's strings share the document through a handle of their
     // own: two threads counting references on one handle would slow each other.
     let second = Bytes::from_owner(SharedDocument(buf.clone()));
@@ -122,10 +123,10 @@ fn read_all(buf: &Bytes) -> Result<Vec<Value>, Failure> {
         let spawned = thread::Builder::new()
             .name("offload-query-ahead".into())
             .spawn_scoped(scope, move || {
-                let _ = sender.send(read_ahead(second, at, allowance, deadline, cancel));
+                let _ = sender.send(read_ahead(second, at, allowance, deadline, pooled, cancel));
             });
         if spawned.is_err() {
-            meter::refund(allowance);
+            meter::put_back(allowance);
             return read_values(&mut Reader::new(buf));
         }
         let mut r = Reader::new(buf);
@@ -167,7 +168,7 @@ fn split_plan(doc: &[u8]) -> Option<(usize, usize)> {
     let allowance = (doc.len() - at)
         .saturating_mul(AHEAD_CHARGE_PER_BYTE)
         .min(meter::memory_left() / 2);
-    meter::try_charge(allowance).then_some((at, allowance))
+    meter::set_aside(allowance).then_some((at, allowance))
 }
 
 /// The offset of the first value after `from` that follows a `,` and starts
@@ -200,20 +201,28 @@ struct Elements {
     deepest: usize,
     /// Memory the second thread charged (its own vector of elements included).
     charged: usize,
+    /// The most items the first thread's stack would have held above its
+    /// items before the first element, reading the elements itself (finished
+    /// elements and the items of the one being read).
+    reach: usize,
+    /// What the second thread reserved from the shared budget (dropped after
+    /// the values).
+    handover: meter::Handover,
 }
 
 /// Reads, on a second thread, the array elements from `at` to the `]` that
-/// closes their array, within `allowance` bytes of memory and the query's
-/// `deadline`; `None` when that is not what is found there, or a limit is
-/// reached, or `cancel` is set.
+/// closes their array, within `allowance` bytes of the query's budget and its
+/// `deadline` (reserving from the shared budget when `pooled`); `None` when
+/// that is not what is found there, or a limit is reached, or `cancel` is set.
 fn read_ahead(
     buf: &Bytes,
     at: usize,
     allowance: usize,
     deadline: Option<Instant>,
+    pooled: bool,
     cancel: &AtomicBool,
 ) -> Option<Elements> {
-    meter::install_prepaid(deadline, allowance);
+    meter::install_helper(deadline, allowance, pooled);
     let read = catch_unwind(AssertUnwindSafe(|| {
         let mut r = Reader::new(buf);
         r.i = at;
@@ -224,12 +233,18 @@ fn read_ahead(
         // read and charged as the first thread reads it, inside its array.
         let mut stack = Vec::new();
         r.push(&mut stack, Val::Null);
+        let mut reach = 0;
         loop {
             if cancel.load(Ordering::Relaxed) {
                 return None;
             }
+            r.stack_peak = 0;
             let (v, depth) = r.value_raw(&mut stack).ok()?;
             deepest = deepest.max(depth);
+            // items of this element on the stack at most (the sentinel aside),
+            // or the element itself once read
+            let in_flight = r.stack_peak.saturating_sub(1).max(1);
+            reach = reach.max(values.len() + in_flight);
             r.push(&mut values, v);
             let end = r.i;
             r.skip_ws();
@@ -238,12 +253,15 @@ fn read_ahead(
                 Some(b']') => {
                     r.flush();
                     // the stack is dropped here: the first thread has its own
-                    let charged = allowance - meter::memory_left() - cost::slots(stack.capacity());
+                    let own = cost::slots(stack.capacity());
+                    let charged = allowance - meter::memory_left() - own;
                     return Some(Elements {
                         values,
                         end,
                         deepest,
                         charged,
+                        reach,
+                        handover: meter::hand_over(own),
                     });
                 }
                 _ => return None,
@@ -309,6 +327,8 @@ struct Reader<'a> {
     cancel: Option<&'a AtomicBool>,
     /// Values started, for looking at the clock and `cancel` now and then.
     started: u32,
+    /// The most items a stack held since this was last reset (see [`Reader::push`]).
+    stack_peak: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -322,6 +342,7 @@ impl<'a> Reader<'a> {
             ahead: None,
             cancel: None,
             started: 0,
+            stack_peak: 0,
         }
     }
 
@@ -358,7 +379,7 @@ impl<'a> Reader<'a> {
         if let Some(ahead) = self.ahead.take() {
             ahead.cancel.store(true, Ordering::Relaxed);
             drop(ahead.receiver.recv());
-            meter::refund(ahead.prepaid);
+            meter::put_back(ahead.prepaid);
         }
     }
 
@@ -379,19 +400,23 @@ impl<'a> Reader<'a> {
             end,
             deepest: depth,
             charged,
+            reach,
+            handover,
         }) = elements.filter(|e| open.len() + e.deepest <= MAX_DEPTH && !e.values.is_empty())
         else {
-            meter::refund(ahead.prepaid);
+            meter::put_back(ahead.prepaid);
             return None;
         };
-        meter::refund(ahead.prepaid.saturating_sub(charged));
+        meter::take_over(handover);
+        meter::put_back(ahead.prepaid.saturating_sub(charged));
         #[cfg(test)]
         tests::ADOPTED.with(|n| n.set(n.get() + 1));
         *deepest = (*deepest).max(open.len() + depth);
         let last = values.pop()?;
-        // the elements move to the stack, which charges its own growth as it
+        // the elements move to the stack, which grows (and is charged) as it
         // would have reading them here
         meter::refund(cost::slots(values.capacity()));
+        self.grow_stack(stack, stack.len() + reach);
         for v in values.drain(..) {
             self.push(stack, v);
         }
@@ -524,14 +549,21 @@ impl<'a> Reader<'a> {
 
     /// Puts a value on the stack, charging the stack's growth first.
     fn push(&mut self, stack: &mut Vec<Val>, v: Val) {
-        if stack.len() == stack.capacity() {
+        self.grow_stack(stack, stack.len() + 1);
+        stack.push(v);
+        self.stack_peak = self.stack_peak.max(stack.len());
+    }
+
+    /// Grows the stack, as pushing grows it (doubling, charged first), until
+    /// it can hold `items`.
+    fn grow_stack(&mut self, stack: &mut Vec<Val>, items: usize) {
+        while stack.capacity() < items {
             let cap = stack.capacity();
             let grown = (2 * cap).max(16);
             self.pending += cost::slots(grown) - cost::slots(cap);
             self.flush();
             stack.reserve_exact(grown - cap);
         }
-        stack.push(v);
     }
 
     /// The array of the stack's values from `start` on.
@@ -945,8 +977,9 @@ mod tests {
         memory: usize,
         read: impl FnOnce() -> Result<Vec<Value>, Failure>,
     ) -> Option<(usize, usize)> {
-        let deadline = Instant::now() + std::time::Duration::from_secs(60);
-        meter::install(u64::MAX, deadline, memory, Default::default(), 1 << 20);
+        // a budget of the query's own only: the shared budget's tests run
+        // alongside and count on having it to themselves
+        meter::install_helper(None, memory, false);
         let outcome = catch_unwind(AssertUnwindSafe(read));
         let tripped = meter::tripped();
         let charged = memory - meter::memory_left();
@@ -974,6 +1007,9 @@ mod tests {
             // most after: the second thread runs out (it may charge half of the
             // budget) and the first reads it all
             format!("[{},{}]", numbers(250_000), heavy(150_000)),
+            // the items of the last element take the first thread's stack past
+            // a doubling (2^17 items) while it is read
+            format!("[{}[0,0]]", "12345678,".repeat((1 << 17) - 1)),
         ];
         for doc in &docs {
             let buf = Bytes::copy_from_slice(doc.as_bytes());

@@ -294,11 +294,33 @@ pub(crate) fn try_charge(bytes: usize) -> bool {
     true
 }
 
-/// Returns `bytes` charged before and no longer used to the query's budget
-/// and to the shared budget.
+/// Returns `bytes` charged before and no longer used to the query's budget;
+/// the query keeps them reserved from the shared budget.
 pub(crate) fn refund(bytes: usize) {
+    METER.with(|m| {
+        m.mem_left.set(m.mem_left.get().saturating_add(bytes));
+        m.reserved_left
+            .set(m.reserved_left.get().saturating_add(bytes));
+    });
+}
+
+/// Sets aside `bytes` of the query's own budget for a helper thread (which
+/// reserves from the shared budget by itself, see [`install_helper`]);
+/// returns whether the budget had them. Never trips.
+pub(crate) fn set_aside(bytes: usize) -> bool {
+    METER.with(|m| {
+        let left = m.mem_left.get();
+        if left < bytes {
+            return false;
+        }
+        m.mem_left.set(left - bytes);
+        true
+    })
+}
+
+/// Gives back to the query's own budget `bytes` set aside and not used.
+pub(crate) fn put_back(bytes: usize) {
     METER.with(|m| m.mem_left.set(m.mem_left.get().saturating_add(bytes)));
-    drop(RESERVATION.with(|r| r.borrow_mut().split_off(bytes)));
 }
 
 /// The current query's deadline, if one is installed.
@@ -306,19 +328,63 @@ pub(crate) fn deadline() -> Option<Instant> {
     METER.with(|m| m.deadline.get())
 }
 
-/// Installs, on a helper thread of a query, a budget of `memory` bytes that
-/// the query has already charged and reserved for it, and the query's
-/// `deadline`. No evaluation runs there: no step or stack limit.
-pub(crate) fn install_prepaid(deadline: Option<Instant>, memory: usize) {
+/// Whether the current thread's charges reserve from the shared budget
+/// (false where no query budget is installed).
+pub(crate) fn is_pooled() -> bool {
+    METER.with(|m| m.reserved_left.get() != usize::MAX)
+}
+
+/// Installs, on a helper thread of a query, a budget of `memory` bytes set
+/// aside by the query ([`set_aside`]) and the query's `deadline`. When
+/// `pooled`, charges reserve from the shared budget as the query's would
+/// (the helper hands its reservation over with [`hand_over`]). No evaluation
+/// runs there: no step or stack limit.
+pub(crate) fn install_helper(deadline: Option<Instant>, memory: usize, pooled: bool) {
     METER.with(|m| {
         m.steps_left.set(u64::MAX);
         m.next_clock.set(0);
         m.deadline.set(deadline);
         m.mem_left.set(memory);
-        m.reserved_left.set(usize::MAX);
+        m.reserved_left.set(if pooled { 0 } else { usize::MAX });
         m.prepaid.set(0);
         m.stack_floor.set(0);
         m.tripped.set(None);
+    });
+    RESERVATION.with(|r| *r.borrow_mut() = Reservation::default());
+}
+
+/// What a helper thread reserved from the shared budget, to be taken over
+/// by the query ([`take_over`]).
+pub(crate) struct Handover {
+    reservation: Reservation,
+    /// Bytes reserved and not charged.
+    reserved_left: usize,
+}
+
+/// The current (helper) thread's reservation, handed over; `uncharged` of
+/// the bytes it charged are not taken over as charged (memory of its own it
+/// frees), and join those reserved and not charged.
+pub(crate) fn hand_over(uncharged: usize) -> Handover {
+    let reserved_left = METER.with(|m| m.reserved_left.replace(usize::MAX));
+    let reservation = RESERVATION.with(|r| core::mem::take(&mut *r.borrow_mut()));
+    let reserved_left = if reserved_left == usize::MAX {
+        0
+    } else {
+        reserved_left + uncharged
+    };
+    Handover {
+        reservation,
+        reserved_left,
+    }
+}
+
+/// Takes over a helper's reservation: its bytes join the query's, and those
+/// it reserved and did not charge can be charged by the query.
+pub(crate) fn take_over(handover: Handover) {
+    RESERVATION.with(|r| r.borrow_mut().absorb(handover.reservation));
+    METER.with(|m| {
+        m.reserved_left
+            .set(m.reserved_left.get().saturating_add(handover.reserved_left));
     });
 }
 

@@ -137,6 +137,17 @@ impl Reservation {
         true
     }
 
+    /// Adds the bytes of `other` to this reservation.
+    pub(crate) fn absorb(&mut self, mut other: Reservation) {
+        let moved = core::mem::take(&mut other.bytes);
+        if other.releasing && !self.releasing {
+            lock().releasing -= moved;
+        } else if self.releasing && !other.releasing {
+            lock().releasing += moved;
+        }
+        self.bytes += moved;
+    }
+
     /// Bytes reserved.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
