@@ -103,9 +103,12 @@ const AHEAD_CHARGE_PER_BYTE: usize = 48;
 /// same grammar from the same state), and its elements are taken as they are.
 /// When it does not (the guess fell inside a string, or in an object), or the
 /// second thread failed, this thread reads on by itself: errors, limits and
-/// values are those of a reading by one thread. The memory the second thread
-/// may charge is charged to the query before it starts and given back when its
-/// elements are taken or dropped, or as soon as this thread would need it.
+/// values are those of a reading by one thread. The second thread may charge
+/// up to half of what the query's budget has left, set aside before it starts
+/// (given back when its elements are taken or dropped, or as soon as this
+/// thread would need it), and reserves what it charges from the budget all
+/// queries share by itself; the query takes that reservation over with the
+/// elements.
 fn read_all(buf: &Bytes) -> Result<Vec<Value>, Failure> {
     let Some((at, allowance)) = split_plan(buf) else {
         return read_values(&mut Reader::new(buf));
@@ -157,9 +160,9 @@ fn two_cores() -> bool {
     *TWO.get_or_init(|| thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
 }
 
-/// Where a second thread may start reading `doc`, and the memory charged for
-/// it; `None` when the document is short, there is one core, no array element
-/// is found after the middle, or the memory cannot be charged now.
+/// Where a second thread may start reading `doc`, and the budget set aside for
+/// it; `None` when the document is short, there is one core, or no array
+/// element is found after the middle.
 fn split_plan(doc: &[u8]) -> Option<(usize, usize)> {
     if doc.len() < SPLIT_MIN_BYTES || !two_cores() {
         return None;
@@ -274,7 +277,7 @@ fn read_ahead(
 /// A second thread's reading ahead, as the first thread holds it.
 struct Ahead<'a> {
     receiver: mpsc::Receiver<Option<Elements>>,
-    /// Memory charged to the query for the second thread.
+    /// The query's budget set aside for the second thread.
     prepaid: usize,
     cancel: &'a AtomicBool,
 }
@@ -360,8 +363,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Charges the memory gathered so far. Memory charged for a second thread
-    /// is given back first when the query would otherwise need more.
+    /// Charges the memory gathered so far. The budget set aside for a second
+    /// thread is given back first (and the thread stopped) when the query
+    /// would otherwise need more, or memory it cannot reserve right away.
     fn flush(&mut self) {
         let pending = core::mem::take(&mut self.pending);
         if self.ahead.is_some() {
