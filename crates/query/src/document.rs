@@ -909,7 +909,7 @@ mod tests {
             "the second thread's elements are taken"
         );
         assert!(same_as_alone(&objects(30_000, false)));
-        let numbers: Vec<String> = (0..300_000)
+        let numbers: Vec<String> = (0..300_000u64)
             .map(|i| (i * 7919 % 1000).to_string())
             .collect();
         assert!(same_as_alone(&format!("[{}]", numbers.join(","))));
