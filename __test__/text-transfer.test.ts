@@ -2,7 +2,8 @@
 // worker thread). These tests check that the stored bytes are exactly what
 // `TextEncoder` produces, including at slice boundaries.
 import { describe, expect, it } from 'vitest'
-import { AfterToolCallEvent, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+import { AfterToolCallEvent, JsonBlock, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
+import * as native from '../binding.cjs'
 import { ContextOffloader, InMemoryStorage } from '../index.js'
 import { prng } from './helpers/harness'
 
@@ -79,5 +80,42 @@ describe('string transfer to native memory', () => {
     const stored = await offloadAndRead(text)
     expect(stored.length).toBe(10_000_000)
     expect(Buffer.from(stored).toString()).toBe(text)
+  })
+})
+
+describe('inline stores: the stored length and the reference in one string', () => {
+  it('hands back `<bytes>:<reference>`, the reference kept whole whatever the key holds', async () => {
+    const random = prng(11)
+    const keyPieces = [':', '0', '9', 'k', '_', 'é', '日', '😀', ' ', '::', '12:']
+    const textPieces = ['a', ' ', '\n', 'é', 'ÿ', '€', '日', '😀', '\ud800', ':']
+    for (let n = 0; n < 200; n++) {
+      const store = native.NativeStore.memory(20)
+      let key = ''
+      for (let i = random.int(1, 12); i > 0; i--) key += random.pick(keyPieces)
+      let text = ''
+      for (let i = random.int(1, 400); i > 0; i--) text += random.pick(textPieces)
+      const latin1 = !/[^\x00-\xff]/.test(text)
+      const outcome = latin1 ? store.storeLatin1Now(key, text, 'text/plain') : store.storeUtf16Now(key, text, 'text/plain')
+      const bytes = new TextEncoder().encode(text)
+      expect(outcome, `case ${n}`).toBe(`${bytes.length}:mem_1_${key}`)
+      expect(Buffer.compare((await store.retrieve(`mem_1_${key}`)).content, Buffer.from(bytes)), `case ${n}`).toBe(0)
+    }
+  })
+
+  it('gives offloads their byte counts and references when keys hold colons and digits', async () => {
+    const random = prng(12)
+    const plugin = new ContextOffloader({ storage: new InMemoryStorage(), maxResultTokens: 10, previewTokens: 1 })
+    let bytes = 0
+    for (let n = 0; n < 50; n++) {
+      const key = `${random.int(0, 99)}:${random.pick(['a', '1:2', ':', 'é:'])}`
+      const text = random.pick(['plain text ', 'café ', '日本 ', '😀: ']).repeat(random.int(5, 500))
+      const json = { n, text: text.slice(0, 50) }
+      const result = await plugin.offload([new TextBlock(text), new JsonBlock({ json })], { key })
+      expect(result.references.map((r) => r.reference)).toEqual([`mem_${2 * n + 1}_${key}_0`, `mem_${2 * n + 2}_${key}_1`])
+      const jsonBytes = new TextEncoder().encode(JSON.stringify(json, null, 2)).length
+      expect(result.references[1]!.description).toBe(`json, ${jsonBytes.toLocaleString()} bytes`)
+      bytes += new TextEncoder().encode(text).length + jsonBytes
+    }
+    expect(plugin.stats().bytesOffloaded).toBe(bytes)
   })
 })

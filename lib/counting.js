@@ -45,9 +45,12 @@ export function createLimiter(limit) {
 const INLINE_ANY_UNITS = 4096
 const INLINE_ASCII_UNITS = 32_768
 
+/** Matches a character beyond ASCII (compiled once; see `BEYOND_LATIN1` in ./native.js). */
+const BEYOND_ASCII = /[^\x00-\x7f]/
+
 /** Whether counting `text` on the JavaScript thread is cheap (see above). */
 function countsInline(text) {
-  return text.length <= INLINE_ANY_UNITS || (text.length <= INLINE_ASCII_UNITS && !/[^\x00-\x7f]/.test(text))
+  return text.length <= INLINE_ANY_UNITS || (text.length <= INLINE_ASCII_UNITS && !BEYOND_ASCII.test(text))
 }
 /** Windows sampled to estimate the tokens of a text above the exact-count limit. */
 const ESTIMATE_WINDOWS = 16

@@ -7,7 +7,7 @@
 // first `await`), so blocks stored with `Promise.all` are numbered in block order, as the
 // SDK numbers them.
 import { getBytes, isJson, isMedia, isText, isTextual, mediaContentType, staysInline } from './content.js'
-import { SHORT_TEXT_UNITS, asUint8Array, mustYield, toBytes, toNativeText, toNativeTextNow, waitForTurn } from './native.js'
+import { BEYOND_LATIN1, SHORT_TEXT_UNITS, asUint8Array, mustYield, toBytes, toNativeText, toNativeTextNow, waitForTurn } from './native.js'
 import { BUDGET } from './lifecycle.js'
 import { localeCount } from './numbers.js'
 import { logger } from './sdk.js'
@@ -57,12 +57,14 @@ export function storeBlock(storage, block, key, parts) {
     const contentType = isText(block) ? 'text/plain' : 'application/json'
     // Strings of characters below U+0100 go over as their bytes (V8 copies them as they
     // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD.
-    // (`/[^\x00-\xff]/` is answered at once for V8's one-byte strings.)
-    const method = /[^\x00-\xff]/.test(text) ? 'storeUtf16Now' : 'storeLatin1Now'
+    const method = BEYOND_LATIN1.test(text) ? 'storeUtf16Now' : 'storeLatin1Now'
     const outcome = nativeStore?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW])
     if (outcome) {
-      // The native store says how many UTF-8 bytes it stored (no pass over the string here).
-      const { reference: ref, byteLength } = outcome
+      // `<UTF-8 bytes stored>:<reference>`: the native store says how many bytes it
+      // stored (no pass over the string here).
+      const colon = outcome.indexOf(':')
+      const byteLength = Number(outcome.slice(0, colon))
+      const ref = outcome.slice(colon + 1)
       return { ref, contentType, description: textDescription(block, byteLength), byteLength }
     }
   }

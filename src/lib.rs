@@ -13,6 +13,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod allocator;
 mod answers;
 mod drops;
 mod error;
@@ -31,6 +32,7 @@ mod task;
 mod text;
 mod tokens;
 
+pub use allocator::*;
 pub use answers::*;
 pub use kv::*;
 pub use loop_turns::*;

@@ -173,6 +173,37 @@ pub struct StoreOutcome {
   pub byte_length: f64,
 }
 
+/// What an inline text store (`storeLatin1Now`, `storeUtf16Now`) returns: the stored
+/// UTF-8 length in decimal, a colon, then the reference (`"10240:mem_1_tooluse_0"`).
+///
+/// One string rather than a [`StoreOutcome`] object: V8 forgets the hidden classes of
+/// objects built through Node-API once none is alive, so the first store after a full
+/// garbage collection would build them again (tens of microseconds, more than the store
+/// itself). The length comes first and holds no colon, so the reference needs no escaping.
+pub struct InlineOutcome(String);
+
+impl InlineOutcome {
+  fn new(byte_length: usize, reference: &str) -> Self {
+    InlineOutcome(format!("{byte_length}:{reference}"))
+  }
+}
+
+impl TypeName for InlineOutcome {
+  fn type_name() -> &'static str {
+    "string"
+  }
+  fn value_type() -> ValueType {
+    ValueType::String
+  }
+}
+
+impl ToNapiValue for InlineOutcome {
+  unsafe fn to_napi_value(env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
+    // SAFETY: the caller's contract (a live `env` on its thread) is passed on as it is.
+    unsafe { String::to_napi_value(env, value.0) }
+  }
+}
+
 /// What a retrieve resolves with.
 #[napi(object)]
 pub struct RetrieveOutcome {
@@ -405,9 +436,10 @@ impl NativeStore {
   /// open directory without fsync. V8 copies the string's bytes out as they are and
   /// only characters from U+0080 to U+00FF need encoding here: one native call for the
   /// whole store, the cheapest path for the small results most offloads are. Returns
-  /// the reference and the stored UTF-8 length (which JavaScript would need a pass over
-  /// the string to know), or `null` (storing nothing) when the store cannot run inline;
-  /// then hand the text over with [`NativeText`] and call `storeText`.
+  /// the stored UTF-8 length (which JavaScript would need a pass over the string to
+  /// know) and the reference, as one string (see [`InlineOutcome`]), or `null` (storing
+  /// nothing) when the store cannot run inline; then hand the text over with
+  /// [`NativeText`] and call `storeText`.
   #[napi(catch_unwind, ts_args_type = "key: string, text: string, contentType: string, concatenated?: boolean | undefined | null")]
   pub fn store_latin1_now(
     &self,
@@ -415,7 +447,7 @@ impl NativeStore {
     text: StringArg,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> Result<Option<StoreOutcome>> {
+  ) -> Result<Option<InlineOutcome>> {
     let mut latin1 = Vec::new();
     text.append_latin1(&mut latin1)?;
     let utf8 = if latin1.is_ascii() {
@@ -438,7 +470,7 @@ impl NativeStore {
     text: Utf16Slice,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> Result<Option<StoreOutcome>> {
+  ) -> Result<Option<InlineOutcome>> {
     let units = text.into_units();
     // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
     let mut utf8 = vec![0u8; units.len() * 3];
@@ -447,7 +479,7 @@ impl NativeStore {
   }
 
   /// Stores UTF-8 text right away when that is cheap (see [`NativeStore::store_latin1_now`]).
-  fn store_utf8_now(&self, key: &str, utf8: Vec<u8>, content_type: &str, concatenated: Option<bool>) -> Result<Option<StoreOutcome>> {
+  fn store_utf8_now(&self, key: &str, utf8: Vec<u8>, content_type: &str, concatenated: Option<bool>) -> Result<Option<InlineOutcome>> {
     let inline = match &self.backend {
       Backend::Memory(_) => utf8.len() <= INLINE_COPY_LIMIT,
       Backend::File(f) => writes_inline(f) && utf8.len() <= INLINE_WRITE_LIMIT,
@@ -455,12 +487,12 @@ impl NativeStore {
     if !inline {
       return Ok(None);
     }
-    let byte_length = utf8.len() as f64;
+    let byte_length = utf8.len();
     let sequence = self.backend.next_sequence();
     let tags = self.stamp.tags_at(self.stamp.now());
     let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags };
     let reference = timed_inline(&self.backend, || self.backend.store(blob, style(concatenated)))?;
-    Ok(Some(StoreOutcome { reference, byte_length }))
+    Ok(Some(InlineOutcome::new(byte_length, &reference)))
   }
 
   /// Stores small content right away on the JavaScript thread: any size in memory,
