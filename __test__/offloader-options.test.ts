@@ -433,3 +433,36 @@ describe('token counting for SDK models', () => {
     expect(sent).toContain('[Offloaded: 1 blocks, ~')
   })
 })
+
+describe("the model's count decides, whatever shape it answers in", () => {
+  /** A plugin on a fake agent whose model counts with `countTokens`. */
+  function drivenWith(countTokens: () => unknown) {
+    const driven = new Driven(new ContextOffloader({ storage: new InMemoryStorage(), maxResultTokens: 100, previewTokens: 10 }))
+    ;(driven.agent.model as any).countTokens = countTokens
+    return driven
+  }
+
+  it('a number, a promise, a thrown error and a rejection, as with the SDK', async () => {
+    const text = 'some tool output\n'.repeat(10)
+    for (const [name, count, offloaded] of [
+      ['a number', () => 5000, true],
+      ['a promise', async () => 5000, true],
+      ['a small number', () => 10, false],
+      ['a small promise', async () => 10, false],
+    ] as const) {
+      const result = await drivenWith(count).offload([new TextBlock(text)])
+      expect(result.content[0].text.startsWith('[Offloaded: 1 blocks, ~5,000 tokens]'), name).toBe(offloaded)
+      if (!offloaded) expect(result.content[0].text, name).toBe(text)
+    }
+    for (const [name, count] of [
+      ['a thrown error', () => {
+        throw new Error('count failed')
+      }],
+      ['a rejection', async () => {
+        throw new Error('count failed')
+      }],
+    ] as const) {
+      await expect(drivenWith(count).offload([new TextBlock(text)]), name).rejects.toThrow('count failed')
+    }
+  })
+})

@@ -31,6 +31,13 @@ function settled(values) {
   return values.some((v) => v instanceof Promise) ? Promise.all(values) : values
 }
 
+/**
+ * An offload decision: whether the result exceeds `maxResultTokens`, its tokens when they
+ * were counted whole (with `approximate` for estimates), and the compact JSON of the
+ * blocks a native count serialised (by block index).
+ * @typedef {{ exceeds: boolean, tokens?: number, approximate?: boolean, compact: Map<number, string> }} Decision
+ */
+
 /** The identity, for blocks kept as the engine makes them. */
 const same = (block) => block
 
@@ -99,17 +106,26 @@ export class OffloadEngine {
    * native tokenizer the decision stops as soon as the threshold is passed; the exact
    * (or, for long texts, estimated) total is only computed once the result is known to
    * be offloaded.
+   * The SDK's heuristic decides right away: the decision is then returned as it is, not
+   * as a promise (the caller need not wait; see {@link settled}).
    * @param {unknown[]} content - the result's blocks
    * @param {(() => Promise<number>) | undefined} [modelCount]
-   * @returns {Promise<{ exceeds: boolean, tokens?: number, approximate?: boolean, compact: Map<number, string> }>}
+   * @returns {Decision | Promise<Decision>}
    */
-  async decide(content, modelCount) {
-    const compact = new Map()
+  decide(content, modelCount) {
     const { tokenizer, maxResultTokens } = this.options
     if (tokenizer === 'model' || tokenizer === 'heuristic') {
-      const tokens = modelCount ? await modelCount() : heuristicContentTokens(content)
-      return { exceeds: tokens > maxResultTokens, tokens, approximate: true, compact }
+      const decision = (tokens) => ({ exceeds: tokens > maxResultTokens, tokens, approximate: true, compact: new Map() })
+      // A model's count may be a number or a promise, and may throw: always a promise here.
+      return modelCount ? new Promise((resolve) => resolve(modelCount())).then(decision) : decision(heuristicContentTokens(content))
     }
+    return this._decideNatively(content)
+  }
+
+  /** {@link OffloadEngine.decide} with a native tokenizer. */
+  async _decideNatively(content) {
+    const compact = new Map()
+    const { tokenizer, maxResultTokens } = this.options
     // Token counts are whole: `tokens > 2500.5` is `tokens > 2500`; nothing exceeds Infinity.
     if (maxResultTokens === Infinity) return { exceeds: false, compact }
     const limit = Math.floor(maxResultTokens)
@@ -202,7 +218,8 @@ export class OffloadEngine {
     let bytes
     try {
       if (storageError) throw storageError
-      references = await storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytesOf })
+      const storing = storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytesOf })
+      references = storing instanceof Promise ? await storing : storing
       // A block that was not stored (nothing to store, kept inline) reports no length.
       bytes = references.map((r, i) => r.byteLength ?? (r.ref ? bytesOfBlock(content[i], i) : 0))
       if (this.keepsManifest()) {

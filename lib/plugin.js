@@ -364,7 +364,8 @@ export class ContextOffloader {
     if (mustYield()) await waitForTurn()
     const content = event.result.content
     const toolUseId = event.result.toolUseId
-    const decision = await this._decide(content, event.result, event.agent)
+    const deciding = this._decide(content, event.result, event.agent)
+    const decision = deciding instanceof Promise ? await deciding : deciding
     if (!decision.exceeds && forced !== true) return
     // Timed only while the SDK's tracing records (the clock costs most of a microsecond).
     const started = recordingSpan(event.agent) ? performance.now() : undefined

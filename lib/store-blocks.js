@@ -126,18 +126,28 @@ async function storeBlockLater(storage, block, key, { text, nativeText, encoded 
  * refused before any is stored, and once all are stored each is checked to be still
  * held (a concurrent store may have evicted one to make room); if one is not, the rest
  * are removed and the offload fails, so no reference handed out is already gone.
- * Stores that can run right away do (no promise is awaited when none is needed).
+ * Stores that can run right away do, and then the references are returned as they are
+ * (no promise); otherwise, and on any failure, a promise (rejected with the failure).
  * @param {object} storage
  * @param {unknown[]} content - the result's blocks
  * @param {string} keyPrefix
  * @param {{ texts: Map<number, string>, nativeTexts: Map<number, object>, utf8: Map<number, object>, bytesOf: () => number[] }} parts
  *   `bytesOf` gives each block's bytes before storing (asked only under a byte budget)
  */
-export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTexts, utf8, bytesOf }) {
+export function storeBlocks(storage, content, keyPrefix, parts) {
+  try {
+    return storeBlocksNow(storage, content, keyPrefix, parts)
+  } catch (err) {
+    return Promise.reject(err)
+  }
+}
+
+/** {@link storeBlocks}, throwing what it cannot store right away. */
+function storeBlocksNow(storage, content, keyPrefix, parts) {
   const budget = storage?.[BUDGET]
   const stores = budget === undefined ? 0 : content.filter((block) => isTextual(block) || (isMedia(block) && !staysInline(block))).length
   if (stores > 1) {
-    const total = bytesOf().reduce((a, b) => a + b, 0)
+    const total = parts.bytesOf().reduce((a, b) => a + b, 0)
     if (total > budget) {
       throw new Error(`the result's ${stores} blocks (${total} bytes together) do not fit the storage's maxBytes (${budget} bytes)`)
     }
@@ -151,10 +161,24 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
   const ownStore = nativeFor(storage, 'store')
   const opening = ownStore ? storage[OPENING] : undefined
   if (opening && !opening.pending && ownStore.isOpen === false) opening.pending = openDirectory(ownStore, opening)
-  while (opening?.pending) await opening.pending
   // Inline stores resolve without giving the event loop a turn: let it run now and then
   // (before any block is numbered, so the blocks keep their order).
+  if (opening?.pending || mustYield()) return storeBlocksLater(storage, content, keyPrefix, parts, { budget, stores, opening })
+  return storeEvery(storage, content, keyPrefix, parts, { budget, stores })
+}
+
+/** {@link storeBlocks} once the directory is open and the event loop has had its turn. */
+async function storeBlocksLater(storage, content, keyPrefix, parts, { budget, stores, opening }) {
+  while (opening?.pending) await opening.pending
   if (mustYield()) await waitForTurn()
+  return storeEvery(storage, content, keyPrefix, parts, { budget, stores })
+}
+
+/**
+ * Stores every block now (each numbered before this returns) and returns the references,
+ * or a promise of them when a store runs on a worker thread (see {@link storeBlocks}).
+ */
+function storeEvery(storage, content, keyPrefix, { texts, nativeTexts, utf8 }, { budget, stores }) {
   const attempts = content.map((block, i) => {
     try {
       return storeBlock(storage, block, `${keyPrefix}_${i}`, { text: texts.get(i), nativeText: nativeTexts.get(i), encoded: utf8.get(i) })
@@ -162,16 +186,22 @@ export async function storeBlocks(storage, content, keyPrefix, { texts, nativeTe
       return Promise.reject(err)
     }
   })
-  let references = attempts
-  if (attempts.some((a) => a instanceof Promise)) {
-    const outcomes = await Promise.allSettled(attempts)
+  if (!attempts.some((a) => a instanceof Promise)) return stillHeld(storage, attempts, { budget, stores })
+  return Promise.allSettled(attempts).then((outcomes) => {
     const failed = outcomes.find((o) => o.status === 'rejected')
     if (failed) {
       discardStored(storage, outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value))
       throw failed.reason
     }
-    references = outcomes.map((o) => o.value)
-  }
+    return stillHeld(storage, outcomes.map((o) => o.value), { budget, stores })
+  })
+}
+
+/**
+ * `references` when every block is still held; under a byte budget a concurrent store
+ * may have evicted one: then the others are removed and the offload fails.
+ */
+function stillHeld(storage, references, { budget, stores }) {
   if (budget !== undefined && stores > 0) {
     const nativeStore = nativeFor(storage, 'retrieve')
     const refs = references.filter((r) => r.ref).map((r) => r.ref)
