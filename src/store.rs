@@ -180,28 +180,8 @@ pub struct StoreOutcome {
 /// objects built through Node-API once none is alive, so the first store after a full
 /// garbage collection would build them again (tens of microseconds, more than the store
 /// itself). The length comes first and holds no colon, so the reference needs no escaping.
-pub struct InlineOutcome(String);
-
-impl InlineOutcome {
-  fn new(byte_length: usize, reference: &str) -> Self {
-    InlineOutcome(format!("{byte_length}:{reference}"))
-  }
-}
-
-impl TypeName for InlineOutcome {
-  fn type_name() -> &'static str {
-    "string"
-  }
-  fn value_type() -> ValueType {
-    ValueType::String
-  }
-}
-
-impl ToNapiValue for InlineOutcome {
-  unsafe fn to_napi_value(env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
-    // SAFETY: the caller's contract (a live `env` on its thread) is passed on as it is.
-    unsafe { String::to_napi_value(env, value.0) }
-  }
+fn inline_outcome(byte_length: usize, reference: &str) -> String {
+  format!("{byte_length}:{reference}")
 }
 
 /// What a retrieve resolves with.
@@ -437,7 +417,7 @@ impl NativeStore {
   /// only characters from U+0080 to U+00FF need encoding here: one native call for the
   /// whole store, the cheapest path for the small results most offloads are. Returns
   /// the stored UTF-8 length (which JavaScript would need a pass over the string to
-  /// know) and the reference, as one string (see [`InlineOutcome`]), or `null` (storing
+  /// know) and the reference, as one string (see [`inline_outcome`]), or `null` (storing
   /// nothing) when the store cannot run inline; then hand the text over with
   /// [`NativeText`] and call `storeText`.
   #[napi(catch_unwind, ts_args_type = "key: string, text: string, contentType: string, concatenated?: boolean | undefined | null")]
@@ -447,7 +427,7 @@ impl NativeStore {
     text: StringArg,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> Result<Option<InlineOutcome>> {
+  ) -> Result<Option<String>> {
     let mut latin1 = Vec::new();
     text.append_latin1(&mut latin1)?;
     let utf8 = if latin1.is_ascii() {
@@ -470,7 +450,7 @@ impl NativeStore {
     text: Utf16Slice,
     content_type: String,
     concatenated: Option<bool>,
-  ) -> Result<Option<InlineOutcome>> {
+  ) -> Result<Option<String>> {
     let units = text.into_units();
     // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
     let mut utf8 = vec![0u8; units.len() * 3];
@@ -479,7 +459,7 @@ impl NativeStore {
   }
 
   /// Stores UTF-8 text right away when that is cheap (see [`NativeStore::store_latin1_now`]).
-  fn store_utf8_now(&self, key: &str, utf8: Vec<u8>, content_type: &str, concatenated: Option<bool>) -> Result<Option<InlineOutcome>> {
+  fn store_utf8_now(&self, key: &str, utf8: Vec<u8>, content_type: &str, concatenated: Option<bool>) -> Result<Option<String>> {
     let inline = match &self.backend {
       Backend::Memory(_) => utf8.len() <= INLINE_COPY_LIMIT,
       Backend::File(f) => writes_inline(f) && utf8.len() <= INLINE_WRITE_LIMIT,
@@ -492,7 +472,7 @@ impl NativeStore {
     let tags = self.stamp.tags_at(self.stamp.now());
     let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags };
     let reference = timed_inline(&self.backend, || self.backend.store(blob, style(concatenated)))?;
-    Ok(Some(InlineOutcome::new(byte_length, &reference)))
+    Ok(Some(inline_outcome(byte_length, &reference)))
   }
 
   /// Stores small content right away on the JavaScript thread: any size in memory,
