@@ -19,7 +19,8 @@
 
 use crate::meter;
 use crate::natives::json::length;
-use crate::value::{build, cmp, valt, Value};
+use crate::value::valt::FieldHint;
+use crate::value::{ahead, build, cmp, valt, Value};
 use core::cmp::Ordering;
 use jaq_core::load::lex::StrPart;
 use jaq_core::load::parse::{BinaryOp, Term};
@@ -58,10 +59,13 @@ pub(crate) enum Direct {
 /// One step of a path.
 #[derive(Debug)]
 pub(crate) enum Step {
-    /// `.key`, `.["key"]` or `.[n]`: the index, as jaq would build it.
-    Index(Value),
-    /// `.[]`
-    Each,
+    /// `.key`, `.["key"]` or `.[n]`: the index, as jaq would build it, and
+    /// where the key was found in the last object indexed (see
+    /// [`valt::index_ref`]).
+    Index(Value, FieldHint),
+    /// `.[]`, and whether what follows reads fields of the elements (then
+    /// the records ahead are requested from memory early, see [`ahead`]).
+    Each(bool),
 }
 
 /// The evaluation stopped: an operation refused its input (the query is then
@@ -81,7 +85,64 @@ pub(crate) fn plan(expression: &str) -> Option<Direct> {
         return None;
     }
     let term = jaq_core::load::parse(expression, |p| p.term())?;
-    lower(&term, 0)
+    let mut plan = lower(&term, 0)?;
+    mark_reads(&mut plan, false);
+    Some(plan)
+}
+
+/// Whether `f` reads a field of some value by name.
+fn reads_fields(f: &Direct) -> bool {
+    match f {
+        Direct::Id | Direct::Lit(_) | Direct::Not | Direct::Length => false,
+        Direct::Path(head, steps) => {
+            reads_fields(head) || steps.iter().any(by_name)
+        }
+        Direct::Pipe(l, r) | Direct::Comma(l, r) | Direct::Cmp(l, _, r) | Direct::Logic(l, _, r) => {
+            reads_fields(l) || reads_fields(r)
+        }
+        Direct::Select(f) | Direct::Collect(f) => reads_fields(f),
+    }
+}
+
+/// Whether `step` is a field read by name (`.key`).
+fn by_name(step: &Step) -> bool {
+    matches!(step, Step::Index(Value { val: Val::TStr(_), .. }, _))
+}
+
+/// Marks each `.[]` of `f` whose elements are read by field afterwards, by
+/// the next step of its path or by what `f`'s results go to (`then_read`).
+fn mark_reads(f: &mut Direct, then_read: bool) {
+    match f {
+        Direct::Id | Direct::Lit(_) | Direct::Not | Direct::Length => {}
+        Direct::Path(head, steps) => {
+            mark_reads(head, steps.first().map_or(then_read, by_name));
+            // the elements of a `.[]` are read by field when the step after it
+            // names one, or when it is the last step and what follows reads
+            for at in 0..steps.len() {
+                let next = steps.get(at + 1).map_or(then_read, by_name);
+                if let Step::Each(read) = &mut steps[at] {
+                    *read = next;
+                }
+            }
+        }
+        Direct::Pipe(l, r) => {
+            let read = then_read || reads_fields(r);
+            mark_reads(l, read);
+            mark_reads(r, then_read);
+        }
+        Direct::Comma(l, r) => {
+            mark_reads(l, then_read);
+            mark_reads(r, then_read);
+        }
+        // a condition's value is tested, not read by field
+        Direct::Select(f) => mark_reads(f, false),
+        Direct::Cmp(l, _, r) | Direct::Logic(l, _, r) => {
+            mark_reads(l, false);
+            mark_reads(r, false);
+        }
+        // what follows reads the array built, not its elements
+        Direct::Collect(f) => mark_reads(f, false),
+    }
 }
 
 /// The plan of one parsed term.
@@ -114,9 +175,9 @@ fn lower(term: &Term<&str>, depth: usize) -> Option<Direct> {
                     return None;
                 }
                 steps.push(match part {
-                    Part::Range(None, None) => Step::Each,
-                    Part::Index(Term::Num(n)) => Step::Index(Value::from(integer(n)?)),
-                    Part::Index(key @ Term::Str(None, _)) => Step::Index(plain_string(key)?),
+                    Part::Range(None, None) => Step::Each(false),
+                    Part::Index(Term::Num(n)) => Step::Index(Value::from(integer(n)?), FieldHint::default()),
+                    Part::Index(key @ Term::Str(None, _)) => Step::Index(plain_string(key)?, FieldHint::default()),
                     _ => return None,
                 });
             }
@@ -169,7 +230,7 @@ fn single(f: &Direct) -> bool {
         Direct::Id | Direct::Lit(_) | Direct::Not | Direct::Length | Direct::Collect(_) => true,
         Direct::Cmp(..) | Direct::Logic(..) => true,
         Direct::Path(head, steps) => {
-            single(head) && steps.iter().all(|s| matches!(s, Step::Index(_)))
+            single(head) && steps.iter().all(|s| matches!(s, Step::Index(..)))
         }
         Direct::Pipe(l, r) => single(l) && single(r),
         Direct::Comma(..) | Direct::Select(_) => false,
@@ -278,10 +339,10 @@ fn operand<'v>(f: &'v Direct, input: &'v Value) -> Result<Operand<'v>, Bail> {
         Direct::Path(head, steps) if matches!(**head, Direct::Id) => {
             let mut at = &input.val;
             for step in steps {
-                let Step::Index(index) = step else {
+                let Step::Index(index, hint) = step else {
                     return Err(Bail);
                 };
-                match valt::index_ref(at, index) {
+                match valt::index_ref(at, index, hint) {
                     Some(Some(part)) => at = part,
                     Some(None) => return Ok(Operand::Part(&NULL)),
                     // cases that build their result: the general path
@@ -303,8 +364,26 @@ fn walk(steps: &[Step], v: Value, emit: &mut dyn FnMut(Value) -> Flow) -> Flow {
         return emit(v);
     };
     match step {
-        Step::Index(index) => walk(rest, v.index(index).map_err(|_| Bail)?, emit),
-        Step::Each => {
+        Step::Index(index, hint) => {
+            let part = match valt::index_ref(&v.val, index, hint) {
+                Some(Some(part)) => Value::child(part.clone(), v.depth),
+                Some(None) => Value::null(),
+                None => v.index(index).map_err(|_| Bail)?,
+            };
+            walk(rest, part, emit)
+        }
+        Step::Each(read) => {
+            if let (true, Val::Arr(items)) = (*read, &v.val) {
+                // each element counted and shared as `values` does
+                for (at, item) in items.iter().enumerate() {
+                    ahead::read_ahead(items, at);
+                    meter::tick(1);
+                    if !walk(rest, Value::child(item.clone(), v.depth), emit)? {
+                        return Ok(false);
+                    }
+                }
+                return Ok(true);
+            }
             for item in v.values() {
                 if !walk(rest, item.map_err(|_| Bail)?, emit)? {
                     return Ok(false);
@@ -317,7 +396,48 @@ fn walk(steps: &[Step], v: Value, emit: &mut dyn FnMut(Value) -> Flow) -> Flow {
 
 #[cfg(test)]
 mod tests {
-    use super::plan;
+    use super::{plan, Direct, Step};
+
+    /// The read-ahead marks of every `.[]` of `f`, in order.
+    fn marks(f: &Direct, out: &mut Vec<bool>) {
+        match f {
+            Direct::Id | Direct::Lit(_) | Direct::Not | Direct::Length => {}
+            Direct::Path(head, steps) => {
+                marks(head, out);
+                out.extend(steps.iter().filter_map(|s| match s {
+                    Step::Each(read) => Some(*read),
+                    Step::Index(..) => None,
+                }));
+            }
+            Direct::Pipe(l, r) | Direct::Comma(l, r) | Direct::Cmp(l, _, r) | Direct::Logic(l, _, r) => {
+                marks(l, out);
+                marks(r, out);
+            }
+            Direct::Select(f) | Direct::Collect(f) => marks(f, out),
+        }
+    }
+
+    #[test]
+    fn iterations_read_ahead_when_their_elements_are_read_by_field() {
+        for (expr, expected) in [
+            ("[.users[] | select(.active and .logins > 900)] | length", vec![true]),
+            (r#".users[] | select(.role == "admin") | .email"#, vec![true]),
+            (".users[].email", vec![true]),
+            (".[] | .a[] | .b", vec![true, true]),
+            ("[.users[]] | length", vec![false]),
+            ("[.users[] | select(false)] | length", vec![false]),
+            ("[.users[]] | .a", vec![false]),
+            (".[][]", vec![false, false]),
+            (".[][] | .a", vec![false, true]),
+            (".[] | [.tags[] | .x]", vec![true, true]),
+            (".[] | [.tags[]]", vec![true, false]),
+            (".[] | .[0]", vec![false]),
+        ] {
+            let mut out = vec![];
+            marks(&plan(expr).expect(expr), &mut out);
+            assert_eq!(out, expected, "{expr}");
+        }
+    }
 
     #[test]
     fn common_filters_have_a_plan() {

@@ -332,6 +332,19 @@ struct Reader<'a> {
     started: u32,
     /// The most items a stack held since this was last reset (see [`Reader::push`]).
     stack_peak: usize,
+    /// Object keys read before, by a hash of their text (see [`Reader::key`]).
+    keys: Box<[Bytes; KEY_SLOTS]>,
+}
+
+/// Slots of a reader's table of keys.
+const KEY_SLOTS: usize = 64;
+/// Keys longer than this are not looked up in the table.
+const KEY_SHARED_BYTES: usize = 64;
+
+/// The slot of `key` in a reader's table of keys.
+fn key_slot(key: &[u8]) -> usize {
+    let (first, last) = (key.first().copied().unwrap_or(0), key.last().copied().unwrap_or(0));
+    (key.len().wrapping_mul(31) ^ usize::from(first).wrapping_mul(7) ^ usize::from(last)) % KEY_SLOTS
 }
 
 impl<'a> Reader<'a> {
@@ -346,6 +359,7 @@ impl<'a> Reader<'a> {
             cancel: None,
             started: 0,
             stack_peak: 0,
+            keys: Box::new(core::array::from_fn(|_| Bytes::new())),
         }
     }
 
@@ -595,10 +609,18 @@ impl<'a> Reader<'a> {
     }
 
     /// An object key and the colon after it.
+    /// An object key and its `:`. A key without escapes that an earlier key
+    /// of this reader had too shares that key's bytes (the same place in the
+    /// text), so that records of one layout have the same key bytes and a
+    /// query finding a field compares addresses, not text (see
+    /// `valt::index_ref`); it is charged as any string.
     fn key(&mut self) -> Result<Val, Failure> {
         self.skip_ws();
         let key = match self.peek() {
-            Some(b'"') => self.string()?,
+            Some(b'"') => match self.shared_key() {
+                Some(key) => key,
+                None => self.string()?,
+            },
             None => return self.fail("EOF while parsing an object"),
             Some(_) => return self.fail("key must be a string"),
         };
@@ -611,6 +633,28 @@ impl<'a> Reader<'a> {
             None => self.fail("EOF while parsing an object"),
             Some(_) => self.fail("expected `:`"),
         }
+    }
+
+    /// The key string at the reader (after its `"`), when it has no escape
+    /// and is short: the bytes of an equal key read before, or its own
+    /// (then kept for the next equal keys). `None` for others ([`Reader::string`]).
+    fn shared_key(&mut self) -> Option<Val> {
+        let text = &self.s[self.i + 1..];
+        let run = text.iter().take(KEY_SHARED_BYTES + 1).position(|b| *b == b'"' || *b == b'\\' || *b < 0x20)?;
+        if text[run] != b'"' {
+            return None;
+        }
+        let slot = &mut self.keys[key_slot(&text[..run])];
+        let key = if slot[..] == text[..run] {
+            slot.clone()
+        } else {
+            let key = self.buf.slice(self.i + 1..self.i + 1 + run);
+            *slot = key.clone();
+            key
+        };
+        self.i += run + 2;
+        self.charge(cost::STRING);
+        Some(Val::utf8_str(key))
     }
 
     fn literal(&mut self, word: &[u8], v: Val) -> Result<Val, Failure> {

@@ -327,3 +327,90 @@ fn steps_are_counted_per_term() {
         "direct {direct} steps, jaq {jaq}"
     );
 }
+
+/// A key longer than those a document's reader gives shared bytes.
+const LONG_KEY: &str = "a_key_longer_than_sixty_four_bytes_so_that_it_is_compared_by_text_";
+
+/// Long arrays of records whose fields change place from one record to the
+/// next (shuffled, missing, keys of equal length, objects wider than a
+/// scan), mixed with values that are not records: a field found where the
+/// previous record had it, or anywhere else, or nowhere, and the records
+/// read ahead of the one evaluated, give what jaq gives.
+fn changing_records() -> impl Strategy<Value = String> {
+    // `a\u0062` is `ab` written with an escape; the long key is longer than
+    // the keys a document's reader shares
+    const KEYS: [&str; 8] = ["ab", "ba", "role", "rolf", "n", "é", "a\\u0062", LONG_KEY];
+    let value = prop_oneof![
+        (-3i64..3).prop_map(|n| n.to_string()),
+        Just("null".to_string()),
+        Just("true".to_string()),
+        Just(r#""x""#.to_string()),
+        Just(r#"[{"ab":1},2]"#.to_string()),
+    ];
+    let record = prop::collection::vec((prop::sample::select(KEYS.to_vec()), value.clone()), 0..6)
+        .prop_shuffle()
+        .prop_map(|fields| {
+            let fields: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            format!("{{{}}}", fields.join(","))
+        });
+    let wide = (0usize..24, value.clone()).prop_map(|(at, v)| {
+        let mut fields: Vec<String> = (0..20).map(|i| format!("\"k{i}\":{i}")).collect();
+        fields.insert(at.min(20), format!("\"ab\":{v}"));
+        format!("{{{}}}", fields.join(","))
+    });
+    let item = prop_oneof![8 => record, 2 => wide, 1 => value];
+    prop::collection::vec(item, 0..80).prop_map(|items| format!("[{}]", items.join(",")))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn records_of_changing_layout_answer_as_jaq(
+        doc in changing_records(),
+        expr in prop::sample::select(vec![
+            ".[] | .ab",
+            ".[].ba",
+            "[.[] | select(.ab == 1)] | length",
+            r#".[] | select(.role == "x" or .rolf) | .n"#,
+            r#".[] | select(.ab and .ba > 0) | .["é"]"#,
+            ".[] | .ab[] | .ab",
+            "[.[] | .k19, .ab] | length",
+            "[.[] | select(.n)]",
+            ".[] | select(.ab | not) | .role",
+            ".[] | .a_key_longer_than_sixty_four_bytes_so_that_it_is_compared_by_text_",
+        ]),
+    ) {
+        let limits = QueryLimits::default();
+        let direct = answer(&doc, expr, &limits);
+        let jaq = answer(&doc, &through_jaq(expr), &limits);
+        prop_assert_eq!(direct, jaq, "expression {} on {}", expr, doc);
+    }
+}
+
+/// A document long enough to be read by two threads: the records after the
+/// place where the second reader starts have keys of their own bytes, and
+/// fields found through either reader's keys give what jaq gives.
+#[test]
+fn records_read_by_two_readers_answer_as_jaq() {
+    let layouts = [
+        r#"{"id":I,"role":"admin","active":true,"logins":L}"#,
+        r#"{"role":"member","id":I,"logins":L,"active":false}"#,
+        r#"{"logins":L,"a\u0063tive":true,"id":I}"#,
+    ];
+    let records: Vec<String> = (0..40_000)
+        .map(|i| layouts[(i * 7 + i / 3) % 3].replace('I', &i.to_string()).replace('L', &(i % 1000).to_string()))
+        .collect();
+    let doc = format!("[{}]", records.join(","));
+    assert!(doc.len() > 1 << 20, "{} bytes", doc.len());
+    for expr in [
+        "[.[] | select(.active and .logins > 900)] | length",
+        r#"[.[] | select(.role == "admin") | .id] | length"#,
+        "[.[] | .active] | map(select(. == null)) | length",
+    ] {
+        let limits = QueryLimits::default();
+        let direct = answer(&doc, expr, &limits);
+        assert!(direct.is_ok(), "{expr}: {direct:?}");
+        assert_eq!(direct, answer(&doc, &through_jaq(expr), &limits), "{expr}");
+    }
+}

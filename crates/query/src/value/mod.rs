@@ -15,6 +15,7 @@
 //! constructor of a container refuses a bound above [`MAX_DEPTH`], which keeps
 //! all recursive walks over values (printing, comparing, dropping) shallow.
 
+pub(crate) mod ahead;
 pub(crate) mod build;
 pub(crate) mod cmp;
 mod ops;

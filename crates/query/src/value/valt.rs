@@ -12,6 +12,7 @@ use super::{cmp, write, Error, ValR, Value};
 use crate::cost;
 use crate::meter;
 use bstr::ByteSlice;
+use core::cell::{Cell, RefCell};
 use jaq_core::box_iter::{box_once, BoxIter};
 use jaq_core::path::Opt;
 use jaq_core::{val, Exn, ValX};
@@ -574,20 +575,52 @@ impl jaq_std::ValT for Value {
     }
 }
 
+/// Where [`index_ref`] found a field last, and the key it found there.
+#[derive(Debug, Default)]
+pub(crate) struct FieldHint {
+    at: Cell<usize>,
+    /// Equal to the key looked for; kept so that its bytes stay where they are.
+    key: RefCell<Option<bytes::Bytes>>,
+}
+
 /// `v[index]` by reference, for the cases that take nothing out of `v` but a
 /// part of it: `null` (`Some(None)`: jq yields `null`), an object by a string
 /// key, an array by an integer. `None` for every other case, which
 /// [`Value::index_opt`] handles. Metered as `index_opt` is.
-pub(crate) fn index_ref<'v>(v: &'v Val, index: &Value) -> Option<Option<&'v Val>> {
+///
+/// Records of one array mostly share their layout, and a document's reader
+/// gives equal keys the same bytes (see `document`): the entry where `hint`
+/// found the key last is tried first, and when its key's bytes are the ones
+/// found there then, it is the key without comparing text. Keys are unique,
+/// so an equal key there is the entry `Map::get` finds.
+pub(crate) fn index_ref<'v>(
+    v: &'v Val,
+    index: &Value,
+    hint: &FieldHint,
+) -> Option<Option<&'v Val>> {
     match (v, &index.val) {
         (Val::Null, _) => {
             meter::tick(1);
             Some(None)
         }
-        (Val::Obj(o), i @ (Val::TStr(_) | Val::BStr(_))) => {
+        (Val::Obj(o), i @ (Val::TStr(wanted) | Val::BStr(wanted))) => {
             meter::tick(1);
             build::hash_work(i);
-            Some(find_key(o, i))
+            if let Some((Val::TStr(k) | Val::BStr(k), v)) = o.get_index(hint.at.get()) {
+                let mut known = hint.key.borrow_mut();
+                if known.as_ref().is_some_and(|known| known.as_ptr() == k.as_ptr() && known.len() == k.len()) {
+                    return Some(Some(v));
+                }
+                if k[..] == wanted[..] {
+                    *known = Some((**k).clone());
+                    return Some(Some(v));
+                }
+            }
+            let found = find_entry(o, i);
+            if let Some((at, _)) = found {
+                hint.at.set(at);
+            }
+            Some(found.map(|(_, v)| v))
         }
         (Val::Arr(a), Val::Num(Num::Int(_) | Num::BigInt(_))) => {
             meter::tick(1);
@@ -609,14 +642,19 @@ const SCANNED_OBJECT_ENTRIES: usize = 16;
 /// finds (keys are unique, and a text and a byte string of the same bytes are
 /// equal keys), without hashing the key when the object is small.
 fn find_key<'o>(object: &'o jaq_json::Map, key: &Val) -> Option<&'o Val> {
+    find_entry(object, key).map(|(_, v)| v)
+}
+
+/// [`find_key`], with the position of the entry.
+fn find_entry<'o>(object: &'o jaq_json::Map, key: &Val) -> Option<(usize, &'o Val)> {
     let (Val::TStr(wanted) | Val::BStr(wanted)) = key else {
-        return object.get(key);
+        return object.get_full(key).map(|(at, _, v)| (at, v));
     };
     if object.len() > SCANNED_OBJECT_ENTRIES {
-        return object.get(key);
+        return object.get_full(key).map(|(at, _, v)| (at, v));
     }
-    object.iter().find_map(|(k, v)| match k {
-        Val::TStr(k) | Val::BStr(k) if k[..] == wanted[..] => Some(v),
+    object.iter().enumerate().find_map(|(at, (k, v))| match k {
+        Val::TStr(k) | Val::BStr(k) if k[..] == wanted[..] => Some((at, v)),
         _ => None,
     })
 }
