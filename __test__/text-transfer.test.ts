@@ -42,6 +42,11 @@ describe('string transfer to native memory', () => {
     ['BMP characters (CJK)', () => '日本語のテキスト'.repeat(30)],
     ['emoji', () => '😀 ok '.repeat(40)],
     ['lone surrogates become U+FFFD', () => 'a\ud800b\udc00c' + 'x'.repeat(60) + '\ud83d'],
+    [
+      'surrogates in every arrangement (high high low, low high, at both ends), the UTF-8 size measured first',
+      () => '\udc00\ud800\ud800\udc00\udc00\ud800é'.repeat(40) + '\ud83d\ude00\ud800',
+    ],
+    ['Latin-1 beyond ASCII at both ends', () => 'ÿ' + 'a\u0080b'.repeat(40) + '\u00ff'],
     ['multi-slice ASCII', () => 'abcdefghij\n'.repeat(Math.ceil((3 * SLICE) / 11))],
     [
       'surrogate pair split exactly at a slice boundary',
