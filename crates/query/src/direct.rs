@@ -94,19 +94,27 @@ pub(crate) fn plan(expression: &str) -> Option<Direct> {
 fn reads_fields(f: &Direct) -> bool {
     match f {
         Direct::Id | Direct::Lit(_) | Direct::Not | Direct::Length => false,
-        Direct::Path(head, steps) => {
-            reads_fields(head) || steps.iter().any(by_name)
-        }
-        Direct::Pipe(l, r) | Direct::Comma(l, r) | Direct::Cmp(l, _, r) | Direct::Logic(l, _, r) => {
-            reads_fields(l) || reads_fields(r)
-        }
+        Direct::Path(head, steps) => reads_fields(head) || steps.iter().any(by_name),
+        Direct::Pipe(l, r)
+        | Direct::Comma(l, r)
+        | Direct::Cmp(l, _, r)
+        | Direct::Logic(l, _, r) => reads_fields(l) || reads_fields(r),
         Direct::Select(f) | Direct::Collect(f) => reads_fields(f),
     }
 }
 
 /// Whether `step` is a field read by name (`.key`).
 fn by_name(step: &Step) -> bool {
-    matches!(step, Step::Index(Value { val: Val::TStr(_), .. }, _))
+    matches!(
+        step,
+        Step::Index(
+            Value {
+                val: Val::TStr(_),
+                ..
+            },
+            _
+        )
+    )
 }
 
 /// Marks each `.[]` of `f` whose elements are read by field afterwards, by
@@ -176,8 +184,12 @@ fn lower(term: &Term<&str>, depth: usize) -> Option<Direct> {
                 }
                 steps.push(match part {
                     Part::Range(None, None) => Step::Each(false),
-                    Part::Index(Term::Num(n)) => Step::Index(Value::from(integer(n)?), FieldHint::default()),
-                    Part::Index(key @ Term::Str(None, _)) => Step::Index(plain_string(key)?, FieldHint::default()),
+                    Part::Index(Term::Num(n)) => {
+                        Step::Index(Value::from(integer(n)?), FieldHint::default())
+                    }
+                    Part::Index(key @ Term::Str(None, _)) => {
+                        Step::Index(plain_string(key)?, FieldHint::default())
+                    }
                     _ => return None,
                 });
             }
@@ -409,7 +421,10 @@ mod tests {
                     Step::Index(..) => None,
                 }));
             }
-            Direct::Pipe(l, r) | Direct::Comma(l, r) | Direct::Cmp(l, _, r) | Direct::Logic(l, _, r) => {
+            Direct::Pipe(l, r)
+            | Direct::Comma(l, r)
+            | Direct::Cmp(l, _, r)
+            | Direct::Logic(l, _, r) => {
                 marks(l, out);
                 marks(r, out);
             }
@@ -420,8 +435,14 @@ mod tests {
     #[test]
     fn iterations_read_ahead_when_their_elements_are_read_by_field() {
         for (expr, expected) in [
-            ("[.users[] | select(.active and .logins > 900)] | length", vec![true]),
-            (r#".users[] | select(.role == "admin") | .email"#, vec![true]),
+            (
+                "[.users[] | select(.active and .logins > 900)] | length",
+                vec![true],
+            ),
+            (
+                r#".users[] | select(.role == "admin") | .email"#,
+                vec![true],
+            ),
             (".users[].email", vec![true]),
             (".[] | .a[] | .b", vec![true, true]),
             ("[.users[]] | length", vec![false]),

@@ -16,6 +16,7 @@ use crate::cost;
 use crate::error::QueryError;
 use crate::limits::MAX_DEPTH;
 use crate::meter;
+use crate::shared_keys::{KeyTable, LONGEST_SHARED_KEY};
 use crate::value::Value;
 use bytes::Bytes;
 use jaq_json::{Map, Num, Rc, Val};
@@ -332,19 +333,8 @@ struct Reader<'a> {
     started: u32,
     /// The most items a stack held since this was last reset (see [`Reader::push`]).
     stack_peak: usize,
-    /// Object keys read before, by a hash of their text (see [`Reader::key`]).
-    keys: Box<[Bytes; KEY_SLOTS]>,
-}
-
-/// Slots of a reader's table of keys.
-const KEY_SLOTS: usize = 64;
-/// Keys longer than this are not looked up in the table.
-const KEY_SHARED_BYTES: usize = 64;
-
-/// The slot of `key` in a reader's table of keys.
-fn key_slot(key: &[u8]) -> usize {
-    let (first, last) = (key.first().copied().unwrap_or(0), key.last().copied().unwrap_or(0));
-    (key.len().wrapping_mul(31) ^ usize::from(first).wrapping_mul(7) ^ usize::from(last)) % KEY_SLOTS
+    /// Object keys read before (see [`Reader::key`]).
+    keys: KeyTable,
 }
 
 impl<'a> Reader<'a> {
@@ -359,7 +349,7 @@ impl<'a> Reader<'a> {
             cancel: None,
             started: 0,
             stack_peak: 0,
-            keys: Box::new(core::array::from_fn(|_| Bytes::new())),
+            keys: KeyTable::default(),
         }
     }
 
@@ -637,21 +627,21 @@ impl<'a> Reader<'a> {
 
     /// The key string at the reader (after its `"`), when it has no escape
     /// and is short: the bytes of an equal key read before, or its own
-    /// (then kept for the next equal keys). `None` for others ([`Reader::string`]).
+    /// (then kept for the next equal keys, see [`KeyTable`]). `None` for others
+    /// ([`Reader::string`]).
     fn shared_key(&mut self) -> Option<Val> {
         let text = &self.s[self.i + 1..];
-        let run = text.iter().take(KEY_SHARED_BYTES + 1).position(|b| *b == b'"' || *b == b'\\' || *b < 0x20)?;
+        let run = text
+            .iter()
+            .take(LONGEST_SHARED_KEY + 1)
+            .position(|b| *b == b'"' || *b == b'\\' || *b < 0x20)?;
         if text[run] != b'"' {
             return None;
         }
-        let slot = &mut self.keys[key_slot(&text[..run])];
-        let key = if slot[..] == text[..run] {
-            slot.clone()
-        } else {
-            let key = self.buf.slice(self.i + 1..self.i + 1 + run);
-            *slot = key.clone();
-            key
-        };
+        let (buf, start) = (self.buf, self.i + 1);
+        let key = self
+            .keys
+            .share(&text[..run], || buf.slice(start..start + run));
         self.i += run + 2;
         self.charge(cost::STRING);
         Some(Val::utf8_str(key))

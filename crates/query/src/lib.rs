@@ -245,6 +245,7 @@ mod program;
 mod regex;
 mod run;
 mod shared_budget;
+mod shared_keys;
 mod value;
 
 pub use error::QueryError;

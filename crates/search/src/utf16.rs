@@ -22,36 +22,40 @@ pub fn len(s: &str) -> usize {
 /// bytes by its value. A surrogate pair (two units of 3) is one 4-byte
 /// character, so each paired surrogate counts one byte less; pairs are
 /// counted (in a second branch-free pass) only when the text has surrogates.
+/// Counts are kept in 16-bit counters over blocks of [`COUNTED_UNITS`] units
+/// (at most 2 per unit: no overflow), so that a vector register holds as many
+/// counters as units (32-bit counters ran 2.5 to 4 times slower).
 pub fn utf8_len_of_utf16(units: &[u16]) -> usize {
-    /// Units summed in 32-bit counters before they are added up.
-    const CHUNK: usize = 1 << 16;
     let mut len = units.len();
-    let mut surrogates = 0usize;
-    for chunk in units.chunks(CHUNK) {
-        let (mut wide, mut sur) = (0u32, 0u32);
-        for &u in chunk {
-            wide += u32::from(u >= 0x80) + u32::from(u >= 0x800);
-            sur += u32::from(u & 0xF800 == 0xD800);
+    let mut surrogates = false;
+    for block in units.chunks(COUNTED_UNITS) {
+        let (mut wide, mut sur) = (0u16, 0u16);
+        for &u in block {
+            wide += u16::from(u >= 0x80) + u16::from(u >= 0x800);
+            sur |= u16::from(u & 0xF800 == 0xD800);
         }
-        len += wide as usize;
-        surrogates += sur as usize;
+        len += usize::from(wide);
+        surrogates |= sur != 0;
     }
-    if surrogates == 0 {
+    if !surrogates {
         return len;
     }
     // A low surrogate cannot start a pair, so pairs never overlap: every high
     // surrogate followed by a low one is a pair, as encoders pair them.
     let (heads, tails) = (&units[..units.len() - 1], &units[1..]);
     let mut pairs = 0usize;
-    for (heads, tails) in heads.chunks(CHUNK).zip(tails.chunks(CHUNK)) {
-        let mut n = 0u32;
+    for (heads, tails) in heads.chunks(COUNTED_UNITS).zip(tails.chunks(COUNTED_UNITS)) {
+        let mut n = 0u16;
         for (&a, &b) in heads.iter().zip(tails) {
-            n += u32::from(a & 0xFC00 == 0xD800) & u32::from(b & 0xFC00 == 0xDC00);
+            n += u16::from(a & 0xFC00 == 0xD800) & u16::from(b & 0xFC00 == 0xDC00);
         }
-        pairs += n as usize;
+        pairs += usize::from(n);
     }
     len - 2 * pairs
 }
+
+/// Units counted in 16-bit counters before they are added up (2 per unit at most).
+const COUNTED_UNITS: usize = 1 << 12;
 
 /// Byte offset of the longest prefix of `s` that is at most `units` UTF-16
 /// code units long.

@@ -22,7 +22,9 @@ const ENTRIES_AHEAD: usize = 8;
 const KEYS_AHEAD: usize = 4;
 /// Entries requested per object (records have a handful of fields).
 const ENTRIES_READ_AHEAD: usize = 16;
-/// One entry of an object (hash, key, value) as indexmap lays it out.
+/// One entry of an object (hash, key, value), about as indexmap lays it out (its
+/// field order is not fixed: the span requested may be off by a field, which only
+/// makes the request less useful).
 const ENTRY_HASH_BYTES: usize = core::mem::size_of::<u64>();
 const ENTRY_BYTES: usize = ENTRY_HASH_BYTES + 2 * core::mem::size_of::<Val>();
 const CACHE_LINE: usize = 64;
@@ -41,7 +43,10 @@ pub(crate) fn read_ahead(items: &[Val], at: usize) {
         if let Some((first, _)) = o.get_index(0) {
             // the first key, and before it its entry's hash
             let first: *const u8 = (first as *const Val).cast();
-            request_span(first.wrapping_sub(ENTRY_HASH_BYTES), o.as_slice().len().min(ENTRIES_READ_AHEAD) * ENTRY_BYTES);
+            request_span(
+                first.wrapping_sub(ENTRY_HASH_BYTES),
+                o.as_slice().len().min(ENTRIES_READ_AHEAD) * ENTRY_BYTES,
+            );
         }
     }
     if let Some(Val::Obj(o)) = items.get(at.saturating_add(KEYS_AHEAD)) {
@@ -95,7 +100,9 @@ mod tests {
     /// Reading ahead takes any array and any position, past the end included.
     #[test]
     fn any_array_at_any_position() {
-        let wide: Map = (0..40).map(|i| (Val::utf8_str(format!("k{i}").into_bytes()), Val::Null)).collect();
+        let wide: Map = (0..40)
+            .map(|i| (Val::utf8_str(format!("k{i}").into_bytes()), Val::Null))
+            .collect();
         let kinds = [
             Val::Null,
             Val::utf8_str(b"s".to_vec()),

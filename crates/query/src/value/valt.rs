@@ -575,12 +575,28 @@ impl jaq_std::ValT for Value {
     }
 }
 
-/// Where [`index_ref`] found a field last, and the key it found there.
+/// Where [`index_ref`] found a field last, and an object where the key at that
+/// place was the key looked for.
 #[derive(Debug, Default)]
 pub(crate) struct FieldHint {
     at: Cell<usize>,
-    /// Equal to the key looked for; kept so that its bytes stay where they are.
-    key: RefCell<Option<bytes::Bytes>>,
+    /// Held (a reference count, no copy) so that its key's bytes stay where they
+    /// are and cannot change while their address is compared.
+    found_in: RefCell<Option<Rc<Map>>>,
+}
+
+impl FieldHint {
+    /// Whether `key` has the bytes (the same address and length) of the key at
+    /// the hinted place of the object remembered.
+    fn known(&self, key: &bytes::Bytes) -> bool {
+        let found_in = self.found_in.borrow();
+        match found_in.as_ref().and_then(|o| o.get_index(self.at.get())) {
+            Some((Val::TStr(k) | Val::BStr(k), _)) => {
+                k.as_ptr() == key.as_ptr() && k.len() == key.len()
+            }
+            _ => false,
+        }
+    }
 }
 
 /// `v[index]` by reference, for the cases that take nothing out of `v` but a
@@ -589,9 +605,10 @@ pub(crate) struct FieldHint {
 /// [`Value::index_opt`] handles. Metered as `index_opt` is.
 ///
 /// Records of one array mostly share their layout, and a document's reader
-/// gives equal keys the same bytes (see `document`): the entry where `hint`
+/// gives equal keys the same bytes (see `shared_keys`): the entry where `hint`
 /// found the key last is tried first, and when its key's bytes are the ones
-/// found there then, it is the key without comparing text. Keys are unique,
+/// found there then, it is the key without comparing text. Remembering where
+/// costs a reference count, never an allocation. Keys are unique,
 /// so an equal key there is the entry `Map::get` finds.
 pub(crate) fn index_ref<'v>(
     v: &'v Val,
@@ -607,18 +624,19 @@ pub(crate) fn index_ref<'v>(
             meter::tick(1);
             build::hash_work(i);
             if let Some((Val::TStr(k) | Val::BStr(k), v)) = o.get_index(hint.at.get()) {
-                let mut known = hint.key.borrow_mut();
-                if known.as_ref().is_some_and(|known| known.as_ptr() == k.as_ptr() && known.len() == k.len()) {
+                if hint.known(k) {
                     return Some(Some(v));
                 }
                 if k[..] == wanted[..] {
-                    *known = Some((**k).clone());
+                    *hint.found_in.borrow_mut() = Some(Rc::clone(o));
                     return Some(Some(v));
                 }
             }
             let found = find_entry(o, i);
             if let Some((at, _)) = found {
+                // the remembered object must have the key looked for at the new place
                 hint.at.set(at);
+                *hint.found_in.borrow_mut() = Some(Rc::clone(o));
             }
             Some(found.map(|(_, v)| v))
         }
