@@ -9,7 +9,7 @@
 //! needed (the object of the twelfth record ahead, the entries of the eighth,
 //! the key strings of the fourth), so the loads of several records overlap.
 //! A key's bytes are not requested: the keys of one layout share theirs (see
-//! `document`). It changes no value, counts no step and charges no memory; on
+//! `shared_keys`). It changes no value, counts no step and charges no memory; on
 //! processors without a prefetch instruction it does nothing. The direct
 //! evaluator calls it only for a `.[]` whose elements are read by field.
 
