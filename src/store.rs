@@ -246,37 +246,6 @@ fn timed_inline<T>(backend: &Backend, write: impl FnOnce() -> T) -> T {
   written
 }
 
-/// `units` as UTF-8, lone surrogates as U+FFFD (as `TextEncoder`), in a buffer of
-/// exactly its size: measured first (one vectorised pass), so that no buffer of three
-/// bytes per unit is zeroed and then cut down by a copy.
-fn utf16_to_utf8(units: &[u16]) -> Vec<u8> {
-  let mut utf8 = vec![0u8; offload_search::utf16::utf8_len_of_utf16(units)];
-  let (read, written) = encoding_rs::mem::convert_utf16_to_utf8_partial(units, &mut utf8);
-  if read == units.len() {
-    utf8.truncate(written);
-    return utf8;
-  }
-  // Not reached (the size is exact); at most three bytes per unit otherwise.
-  let mut utf8 = vec![0u8; units.len() * 3];
-  let written = encoding_rs::mem::convert_utf16_to_utf8(units, &mut utf8);
-  fitted(utf8, written)
-}
-
-/// `latin1` as UTF-8, in a buffer of exactly its size (two bytes for each byte from
-/// 0x80 up, one for the others).
-fn latin1_to_utf8(latin1: &[u8]) -> Vec<u8> {
-  let mut utf8 = vec![0u8; latin1.len() + latin1.iter().filter(|&&b| b >= 0x80).count()];
-  let (read, written) = encoding_rs::mem::convert_latin1_to_utf8_partial(latin1, &mut utf8);
-  if read == latin1.len() {
-    utf8.truncate(written);
-    return utf8;
-  }
-  // Not reached (the size is exact); at most two bytes per byte otherwise.
-  let mut utf8 = vec![0u8; latin1.len() * 2];
-  let written = encoding_rs::mem::convert_latin1_to_utf8(latin1, &mut utf8);
-  fitted(utf8, written)
-}
-
 /// `buffer` cut to its first `len` bytes, its spare capacity given back when that is more
 /// than an eighth (the stored content keeps its allocation for as long as it is held).
 fn fitted(mut buffer: Vec<u8>, len: usize) -> Vec<u8> {
@@ -461,7 +430,13 @@ impl NativeStore {
   ) -> Result<Option<String>> {
     let mut latin1 = Vec::new();
     text.append_latin1(&mut latin1)?;
-    let utf8 = if latin1.is_ascii() { latin1 } else { latin1_to_utf8(&latin1) };
+    let utf8 = if latin1.is_ascii() {
+      latin1
+    } else {
+      let mut out = vec![0u8; latin1.len() * 2];
+      let written = encoding_rs::mem::convert_latin1_to_utf8(&latin1, &mut out);
+      fitted(out, written)
+    };
     self.store_utf8_now(&key, utf8, &content_type, concatenated)
   }
 
@@ -476,8 +451,11 @@ impl NativeStore {
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<String>> {
-    let utf8 = utf16_to_utf8(&text.into_units());
-    self.store_utf8_now(&key, utf8, &content_type, concatenated)
+    let units = text.into_units();
+    // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
+    let mut utf8 = vec![0u8; units.len() * 3];
+    let written = encoding_rs::mem::convert_utf16_to_utf8(&units, &mut utf8);
+    self.store_utf8_now(&key, fitted(utf8, written), &content_type, concatenated)
   }
 
   /// Stores UTF-8 text right away when that is cheap (see [`NativeStore::store_latin1_now`]).
