@@ -1,8 +1,10 @@
 // The native allocator keeps freed memory mapped for 10 s (mimalloc's default is 1 s), so
 // that the stores after a storage was collected reuse it instead of faulting fresh pages
-// in; an operator's MIMALLOC_PURGE_DELAY wins over it. Checked in fresh processes, as
-// the setting is made when the addon loads.
+// in; an operator's MIMALLOC_PURGE_DELAY wins over it. It never asks for transparent huge
+// pages (the first touch of one stalled a store for milliseconds). Checked in fresh
+// processes, as the settings are made when the addon loads.
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
@@ -18,7 +20,40 @@ function purgeDelayWith(env: Record<string, string>): number {
   return Number(r.stdout)
 }
 
+/** The system's transparent huge page mode (`always`, `madvise` or `never`). */
+function hugePageMode(): string {
+  const setting = readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8')
+  return /\[(\w+)\]/.exec(setting)![1]!
+}
+
+/** Kilobytes of anonymous huge pages a fresh process holds after storing `mb` MB natively. */
+function hugePagesAfterStoring(mb: number): { before: number; after: number; held: number } {
+  const script = `
+    const { readFileSync } = require('node:fs')
+    const huge = () => Number(/AnonHugePages:\\s+(\\d+)/.exec(readFileSync('/proc/self/smaps_rollup', 'utf8'))[1])
+    const before = huge()
+    const native = require(${JSON.stringify(BINDING)})
+    const store = native.NativeStore.memory(null)
+    const chunk = Buffer.alloc(1 << 20, 97)
+    for (let i = 0; i < ${mb}; i++) store.storeBytesNow('k' + i, chunk, 'text/plain')
+    // Short texts, as most offloads are: many small allocations.
+    const text = 'y'.repeat(100000)
+    for (let i = 0; i < ${mb}; i++) store.storeLatin1Now('t' + i, text, 'text/plain')
+    process.stdout.write(JSON.stringify({ before, after: huge(), held: store.byteLength }))`
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 })
+  expect(r.status, r.stderr).toBe(0)
+  return JSON.parse(r.stdout)
+}
+
 describe('the native allocator', () => {
+  it.runIf(process.platform === 'linux')('asks for no transparent huge pages for what is stored', () => {
+    const { before, after, held } = hugePagesAfterStoring(64)
+    expect(held).toBe(64 * (1 << 20) + 64 * 100_000)
+    // Where the system gives huge pages only to memory that asks for them, none is given.
+    // (Under `always` the kernel gives them to any large enough mapping: nothing to check.)
+    if (hugePageMode() !== 'always') expect(after - before).toBeLessThan(2048)
+  })
+
   it('keeps freed memory for reuse for 10 s', () => {
     expect(purgeDelayWith({})).toBe(10_000)
   })

@@ -6,7 +6,7 @@
 // the adapter passes in.
 import { blockTexts, getBytes, mediaPlaceholders, textBlock } from './content.js'
 import { counting, heuristicContentTokens } from './counting.js'
-import { SHORT_TEXT_UNITS, native } from './native.js'
+import { INLINE_LATIN1_UNITS, SHORT_TEXT_UNITS, native } from './native.js'
 import { CHARS_PER_TOKEN } from './options.js'
 import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
 import { MANIFEST_NAMESPACE, OffloadManifest, manifestEntries } from './manifest.js'
@@ -15,9 +15,9 @@ import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { OffloaderCounters } from './telemetry.js'
 import { countTokensSync } from './tokens.js'
 import { logger } from './sdk.js'
-import { discardStored, storeBlocks, transferTexts } from './store-blocks.js'
+import { discardStored, storeBlocks, storeShortTextNow, transferTexts } from './store-blocks.js'
 import { NATIVE, nativeFor } from './storage/native-backed.js'
-import { BUDGET, syncClock } from './lifecycle.js'
+import { BUDGET, CLOCK, syncClock } from './lifecycle.js'
 import { isOffloaderStorage } from './storage/unified.js'
 
 /**
@@ -61,6 +61,12 @@ export class OffloadEngine {
   /** @param {ReturnType<import('./options.js').resolveOptions>} options */
   constructor(options) {
     this.options = options
+    this._shortTextPath =
+      (options.tokenizer === 'model' || options.tokenizer === 'heuristic') &&
+      options.previewMode === 'head' &&
+      !options.opaqueReferences &&
+      !options.extendedRetrieval &&
+      options.ttlMs === undefined
     if (options.nativeTokenizer) {
       // The vocabulary loads on a worker thread while the agent starts.
       this.encodingReady = native.loadEncoding(options.tokenizer)
@@ -254,6 +260,41 @@ export class OffloadEngine {
     this.counters.tokensBefore += measure.tokens
     this.counters.tokensAfter += this.tokensOf(text)
     return { text, content: replacement, references, measure, truncated: false, bytes }
+  }
+
+  /**
+   * The offload of a result that is one text block that can be stored right away (most
+   * results; see `storeShortTextNow`), decided by the SDK's heuristic, into one of our storages with no
+   * clock or byte budget, under options that keep no manifest, no lifetime and a head
+   * preview: the same decision, store, counters and replacement text as {@link decide}
+   * and {@link offloadBlocks}, in one synchronous pass over far less code. (After a
+   * garbage collection every function an offload runs is cold, at microseconds each; the
+   * general path runs three dozen.)
+   * @param {string} text - the block's text
+   * @param {string} keyPrefix
+   * @param {object} storage - the storage the general path would store in
+   * @returns {string | null | undefined} the replacement text; `null` when the result is
+   *   within `maxResultTokens` (nothing to do); `undefined` when this path does not apply
+   *   or the store did not happen right away (the caller takes the general path)
+   */
+  offloadShortText(text, keyPrefix, storage) {
+    if (!this._shortTextPath || text.length > INLINE_LATIN1_UNITS) return undefined
+    const { maxResultTokens, previewTokens, includeRetrievalTool } = this.options
+    const tokens = Math.ceil(text.length / CHARS_PER_TOKEN)
+    if (tokens <= maxResultTokens) return null
+    if (storage == null || storage[CLOCK] !== undefined || storage[BUDGET] !== undefined || !isOffloaderStorage(storage)) return undefined
+    const reference = storeShortTextNow(storage, text, `${keyPrefix}_0`)
+    if (reference === undefined) return undefined
+    const measure = { tokens, approximate: true }
+    const replacement = offloadedText(1, [reference], measure, headPreview([text], previewTokens), includeRetrievalTool)
+    logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<1>, tokens=<${tokens}> | tool result offloaded`)
+    const { counters } = this
+    counters.offloads += 1
+    counters.blocksStored += 1
+    counters.bytesOffloaded += reference.byteLength
+    counters.tokensBefore += tokens
+    counters.tokensAfter += Math.ceil(replacement.length / CHARS_PER_TOKEN)
+    return replacement
   }
 
   /** Tokens of a text the model sees: exact with a native tokenizer, else 4 characters per token. */

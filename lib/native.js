@@ -273,6 +273,13 @@ export function toNativeTextNow(text) {
 /** Texts up to this many UTF-16 units are handed to native stores in one call, as strings. */
 export const SHORT_TEXT_UNITS = 1 << 17
 
+/**
+ * Texts of characters below U+0100 up to this many units also go to in-memory stores in
+ * one call (a copy of at most 1 MiB; `src/store.rs` refuses more UTF-8 inline, and the
+ * text then goes the general way).
+ */
+export const INLINE_LATIN1_UNITS = 1 << 20
+
 /** A plain Uint8Array view of a Buffer (so SDK blocks hold the type they expect). */
 export function asUint8Array(buffer) {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)

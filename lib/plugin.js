@@ -5,7 +5,7 @@
 // block storage (./store-blocks.js), the retrieval tool (./retrieval-tool.js) and its
 // answers (./retrieval.js), the offload manifest (./manifest.js), counters and span
 // events (./telemetry.js).
-import { AfterToolCallEvent, BeforeModelCallEvent, Message, Model, ToolResultBlock } from '@strands-agents/sdk'
+import { AfterToolCallEvent, BeforeModelCallEvent, Message, Model, TextBlock, ToolResultBlock } from '@strands-agents/sdk'
 import {
   FileStorage as SdkFileStorage,
   InMemoryStorage as SdkInMemoryStorage,
@@ -362,6 +362,7 @@ export class ContextOffloader {
     // Offloads of many agents run as one chain of promises: each takes its turn of the
     // event loop, so that timers and I/O run between them.
     if (mustYield()) await waitForTurn()
+    else if (forced === undefined && this._offloadShortText(event)) return
     const content = event.result.content
     const toolUseId = event.result.toolUseId
     const deciding = this._decide(content, event.result, event.agent)
@@ -374,6 +375,34 @@ export class ContextOffloader {
     const { status, error } = event.result
     event.result = new ToolResultBlock({ toolUseId, status, content: offloaded.content, ...(error !== undefined && { error }) })
     if (started !== undefined) this._traceOffload(event.agent, event.toolUse.name, offloaded, performance.now() - started)
+  }
+
+  /**
+   * Offloads a result that is one short text block through the engine's short path (see
+   * `OffloadEngine.offloadShortText`) when it applies: the SDK's heuristic decides (no
+   * model of the agent's own counts), and no span records the offload. Returns whether
+   * the result is dealt with (offloaded, or within the limit).
+   */
+  _offloadShortText(event) {
+    const { result, agent } = event
+    const { content } = result
+    if (content.length !== 1 || content[0].type !== 'textBlock' || typeof content[0].text !== 'string') return false
+    const model = this._options.tokenizer === 'model' ? agent?.model : undefined
+    if ((model && model.countTokens !== Model.prototype.countTokens) || this._usesAgentStorage) return false
+    if (recordingSpan(agent)) return false
+    let storage
+    try {
+      storage = tagged(this._storageForAgent(agent), agentSessionId(agent), undefined)
+    } catch {
+      return false
+    }
+    const { toolUseId, status, error } = result
+    const text = this._engine.offloadShortText(content[0].text, toolUseId, storage)
+    if (text === undefined) return false
+    if (text !== null) {
+      event.result = new ToolResultBlock({ toolUseId, status, content: [new TextBlock(text)], ...(error !== undefined && { error }) })
+    }
+    return true
   }
 
   /** The span event of an offload (when the SDK's tracing is on; nothing is built otherwise). */

@@ -7,7 +7,7 @@
 // first `await`), so blocks stored with `Promise.all` are numbered in block order, as the
 // SDK numbers them.
 import { getBytes, isJson, isMedia, isText, isTextual, mediaContentType, staysInline } from './content.js'
-import { BEYOND_LATIN1, SHORT_TEXT_UNITS, asUint8Array, mustYield, toBytes, toNativeText, toNativeTextNow, waitForTurn } from './native.js'
+import { BEYOND_LATIN1, INLINE_LATIN1_UNITS, SHORT_TEXT_UNITS, asUint8Array, mustYield, toBytes, toNativeText, toNativeTextNow, waitForTurn } from './native.js'
 import { BUDGET } from './lifecycle.js'
 import { localeCount } from './numbers.js'
 import { logger } from './sdk.js'
@@ -53,22 +53,46 @@ function textDescription(block, byteLength) {
 export function storeBlock(storage, block, key, parts) {
   const { text, nativeText, encoded } = parts
   if (!encoded && !nativeText && isTextual(block) && text.length <= SHORT_TEXT_UNITS) {
-    const nativeStore = nativeFor(storage, 'store')
-    const contentType = isText(block) ? 'text/plain' : 'application/json'
-    // Strings of characters below U+0100 go over as their bytes (V8 copies them as they
-    // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD.
-    const method = BEYOND_LATIN1.test(text) ? 'storeUtf16Now' : 'storeLatin1Now'
-    const outcome = nativeStore?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW])
-    if (outcome) {
-      // `<UTF-8 bytes stored>:<reference>`: the native store says how many bytes it
-      // stored (no pass over the string here).
-      const colon = outcome.indexOf(':')
-      const byteLength = Number(outcome.slice(0, colon))
-      const ref = outcome.slice(colon + 1)
-      return { ref, contentType, description: textDescription(block, byteLength), byteLength }
-    }
+    const stored = storeTextNow(storage, text, key, isText(block) ? 'text/plain' : 'application/json')
+    if (stored) return { ...stored, description: textDescription(block, stored.byteLength) }
   }
   return storeBlockLater(storage, block, key, parts)
+}
+
+/**
+ * Stores a short text (at most `SHORT_TEXT_UNITS` units) right away when `storage` is one
+ * of ours that can take it inline; `undefined` when it cannot (nothing was stored).
+ * @returns {{ ref: string, contentType: string, byteLength: number } | undefined}
+ */
+function storeTextNow(storage, text, key, contentType) {
+  const nativeStore = nativeFor(storage, 'store')
+  if (!nativeStore) return undefined
+  // Strings of characters below U+0100 go over as their bytes (V8 copies them as they
+  // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD.
+  const outcome = BEYOND_LATIN1.test(text)
+    ? nativeStore.storeUtf16Now(key, text, contentType, storage[PLUGIN_VIEW])
+    : nativeStore.storeLatin1Now(key, text, contentType, storage[PLUGIN_VIEW])
+  if (!outcome) return undefined
+  // `<UTF-8 bytes stored>:<reference>`: the native store says how many bytes it stored
+  // (no pass over the string here).
+  const colon = outcome.indexOf(':')
+  return { ref: outcome.slice(colon + 1), contentType, byteLength: Number(outcome.slice(0, colon)) }
+}
+
+/**
+ * {@link storeBlock} of a text block's `text` when it can be stored right away: at most
+ * `SHORT_TEXT_UNITS` units on a storage whose directory, if any, is open, and in memory
+ * also a text of characters below U+0100 of at most `INLINE_LATIN1_UNITS`; `undefined`
+ * otherwise (nothing was stored).
+ * @returns {{ ref: string, contentType: string, description: string, byteLength: number } | undefined}
+ */
+export function storeShortTextNow(storage, text, key) {
+  const opening = storage[OPENING]
+  if (opening && (opening.pending || storage[NATIVE].isOpen === false)) return undefined
+  if (text.length > SHORT_TEXT_UNITS && (opening || text.length > INLINE_LATIN1_UNITS || BEYOND_LATIN1.test(text))) return undefined
+  const stored = storeTextNow(storage, text, key, 'text/plain')
+  if (stored) stored.description = `text, ${localeCount(text.length)} chars`
+  return stored
 }
 
 /** {@link storeBlock} for what it cannot store right away. */
