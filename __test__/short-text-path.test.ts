@@ -3,13 +3,19 @@
 // the general pipeline. These tests drive both paths, and the SDK's plugin, with the
 // same seeded hostile texts: what the model sees, what is stored and the counters must
 // not tell the paths apart.
+import { rmSync, writeFileSync } from 'node:fs'
 import { afterAll, describe, expect, test, vi } from 'vitest'
+import * as native from '../binding.cjs'
 import * as ours from '../index.js'
 import { OffloadEngine } from '../lib/engine.js'
 import { INLINE_LATIN1_UNITS, SHORT_TEXT_UNITS } from '../lib/native.js'
 import { Driven, ScriptedModel, TextBlock, dropLoneSurrogates, hasLoneSurrogate, prng, sdkOffloader, tempDir } from './helpers/harness.js'
 
 const T = 120_000
+/** The native default of `setSlowInlineWriteMicros` (`src/store.rs`). */
+const DEFAULT_SLOW_INLINE_WRITE_MICROS = 1_000
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const cleanups: Array<() => void> = []
 afterAll(() => cleanups.forEach((c) => c()))
 
@@ -20,10 +26,10 @@ class OverridingModel extends ScriptedModel {
   }
 }
 
-/** Our plugin on `storage`, its agent's model counting through an override when `general`. */
+/** Our plugin on `storage`; with `general`, its short path declines every result. */
 function oursDriven(storage: any, config: any, general: boolean) {
   const driven = new Driven(new ours.ContextOffloader({ ...config, storage }))
-  if (general) driven.agent.model = new OverridingModel()
+  if (general) driven.plugin._offloadShortText = () => false
   return driven
 }
 
@@ -55,7 +61,7 @@ async function retrieveAll(driven: Driven, text: string): Promise<string> {
 }
 
 describe('the short-text path', () => {
-  test('is the path taken with default options, and the override model takes the general one', { timeout: T }, async () => {
+  test('is the path taken with default options; a model that counts itself takes the general one', { timeout: T }, async () => {
     const general = vi.spyOn(OffloadEngine.prototype, 'offloadBlocks')
     const short = vi.spyOn(OffloadEngine.prototype, 'offloadShortText')
     try {
@@ -63,9 +69,15 @@ describe('the short-text path', () => {
       await fast.offload([new TextBlock('x'.repeat(20_000))])
       expect(short).toHaveReturnedWith(expect.stringMatching(/^\[Offloaded: 1 blocks/))
       expect(general).not.toHaveBeenCalled()
-      const slow = oursDriven(new ours.InMemoryStorage(), {}, true)
-      await slow.offload([new TextBlock('x'.repeat(20_000))])
+      const declined = oursDriven(new ours.InMemoryStorage(), {}, true)
+      await declined.offload([new TextBlock('x'.repeat(20_000))])
       expect(general).toHaveBeenCalledTimes(1)
+      // A model of the agent's own counts: the general path.
+      const counted = oursDriven(new ours.InMemoryStorage(), {}, false)
+      counted.agent.model = new OverridingModel()
+      await counted.offload([new TextBlock('x'.repeat(20_000))])
+      expect(general).toHaveBeenCalledTimes(2)
+      expect(short).toHaveBeenCalledTimes(1)
     } finally {
       general.mockRestore()
       short.mockRestore()
@@ -141,17 +153,84 @@ describe('the short-text path', () => {
     const dir = tempDir('co-short-')
     cleanups.push(dir.cleanup)
     const general = vi.spyOn(OffloadEngine.prototype, 'offloadBlocks')
+    // Inline file writes are not paused by a slow write of another test, and each offload
+    // starts a run of inline work (on a loaded machine either could send it the general way).
+    native.setSlowInlineWriteMicros(4_000_000_000)
     try {
+      await sleep(1100)
       const driven = oursDriven(new ours.FileStorage(dir.path), { maxResultTokens: 10, previewTokens: 2 }, false)
       const texts = ['first '.repeat(20), 'second '.repeat(20), 'third '.repeat(20)]
       for (const text of texts) {
+        await turn()
         const out: any = await driven.offload([new TextBlock(text)])
         expect(await retrieveAll(driven, out.content[0].text)).toBe(text)
       }
       expect(general).toHaveBeenCalledTimes(1)
     } finally {
+      native.setSlowInlineWriteMicros(DEFAULT_SLOW_INLINE_WRITE_MICROS)
       general.mockRestore()
     }
+  })
+
+  test('a store that throws: the failure is counted and `onStorageError` applies, as on the general path', { timeout: T }, async () => {
+    const outcomes = []
+    native.setSlowInlineWriteMicros(4_000_000_000)
+    try {
+      await sleep(1100)
+      for (const onStorageError of ['keep', 'truncate'] as const) {
+        for (const general of [false, true]) {
+          const dir = tempDir('co-short-broken-')
+          cleanups.push(dir.cleanup)
+          const driven = oursDriven(new ours.FileStorage(dir.path), { maxResultTokens: 10, previewTokens: 2, onStorageError }, general)
+          await driven.offload([new TextBlock('opens the directory '.repeat(5))])
+          // The directory becomes a file: every inline write fails.
+          rmSync(dir.path, { recursive: true, force: true })
+          writeFileSync(dir.path, 'not a directory')
+          await turn()
+          const text = 'y'.repeat(200)
+          const out: any = await driven.offload([new TextBlock(text)])
+          outcomes.push({ onStorageError, text: out.content[0].text.replace(/\(.*\)/s, '(reason)'), errors: driven.plugin.stats().errors })
+          rmSync(dir.path, { force: true })
+        }
+      }
+    } finally {
+      native.setSlowInlineWriteMicros(DEFAULT_SLOW_INLINE_WRITE_MICROS)
+    }
+    const [keepShort, keepGeneral, truncateShort, truncateGeneral] = outcomes
+    expect(keepShort).toEqual(keepGeneral)
+    expect(keepShort!.text).toBe('y'.repeat(200))
+    expect(keepShort!.errors.offload).toBe(1)
+    expect(truncateShort).toEqual(truncateGeneral)
+    expect(truncateShort!.text).toMatch(/^\[Truncated: 1 blocks, ~50 tokens\./)
+  })
+
+  test('content that is not a text block object is left to the general path', { timeout: T }, async () => {
+    for (const content of [[null], [undefined], [{ type: 'textBlock', text: 42 }], [{ type: 'textBlock' }]]) {
+      const results = []
+      for (const general of [false, true]) {
+        const driven = oursDriven(new ours.InMemoryStorage(), { maxResultTokens: 10, previewTokens: 2 }, general)
+        const out: any = await driven.offload(content as any).then(
+          (r: any) => ({ content: JSON.stringify(r.content) }),
+          (err: Error) => ({ thrown: err.message }),
+        )
+        results.push(out)
+      }
+      expect(results[0], JSON.stringify(content)).toEqual(results[1])
+    }
+  })
+
+  test('an S3 storage (no inline store): the general way, with the same outcome', { timeout: T }, async () => {
+    const results = []
+    for (const general of [false, true]) {
+      // Nothing listens on port 9: the store fails, after the request is made.
+      const storage = new ours.S3Storage('bucket', { endpoint: 'http://127.0.0.1:9', maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } })
+      const driven = oursDriven(storage, { maxResultTokens: 10, previewTokens: 2, onStorageError: 'truncate' }, general)
+      await turn()
+      const out: any = await driven.offload([new TextBlock('s3 '.repeat(100))])
+      results.push({ text: out.content[0].text.replace(/\(.*\)/s, '(reason)'), errors: driven.plugin.stats().errors })
+    }
+    expect(results[0]).toEqual(results[1])
+    expect(results[0]!.text).toMatch(/^\[Truncated: 1 blocks/)
   })
 
   test('an agent session id tags what the short path stores; a storage clock sends it the general way', { timeout: T }, async () => {

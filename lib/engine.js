@@ -219,7 +219,7 @@ export class OffloadEngine {
       return utf8.get(i)?.byteLength ?? nativeTexts.get(i)?.utf8Length ?? Buffer.byteLength(text, 'utf8')
     }
     const bytesOf = () => content.map(bytesOfBlock)
-    const { includeRetrievalTool, onStorageError, opaqueReferences } = this.options
+    const { includeRetrievalTool } = this.options
     let references
     let bytes
     try {
@@ -238,17 +238,10 @@ export class OffloadEngine {
       }
       if (!isOffloaderStorage(storage)) place.host?.offloadStored?.(place, references)
     } catch (err) {
-      this.counters.errors.offload += 1
-      if (onStorageError === 'truncate') {
-        logger.warn(`key=<${keyPrefix}> | failed to offload tool result, keeping only the preview`, err)
-        // Opaque references promise that no storage detail (a path, a bucket) reaches the model.
-        const reason = opaqueReferences ? new Error('the storage failed') : err
-        const text = truncatedText(content.length, measure, preview, reason)
-        const replacement = [textBlock(text), ...mediaPlaceholders(content, [], 'dropped')].map(place.toBlock ?? same)
-        return { text, content: replacement, references: [], measure, truncated: true }
-      }
-      logger.warn(`tool_use_id=<${keyPrefix}> | failed to offload tool result, keeping original`, err)
-      return null
+      const text = this._storeFailed(content.length, keyPrefix, measure, preview, err)
+      if (text === null) return null
+      const replacement = [textBlock(text), ...mediaPlaceholders(content, [], 'dropped')].map(place.toBlock ?? same)
+      return { text, content: replacement, references: [], measure, truncated: true }
     }
     logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<${references.length}>, tokens=<${measure.tokens}> | tool result offloaded`)
     const text = offloadedText(content.length, references, measure, preview, includeRetrievalTool)
@@ -273,9 +266,11 @@ export class OffloadEngine {
    * @param {string} text - the block's text
    * @param {string} keyPrefix
    * @param {object} storage - the storage the general path would store in
-   * @returns {string | null | undefined} the replacement text; `null` when the result is
-   *   within `maxResultTokens` (nothing to do); `undefined` when this path does not apply
-   *   or the store did not happen right away (the caller takes the general path)
+   * @returns {string | null | undefined} the replacement text (the truncated preview
+   *   when the store failed and `onStorageError` is `'truncate'`); `null` when the result
+   *   stays as it is (within `maxResultTokens`, or the store failed); `undefined` when
+   *   this path does not apply or the store did not happen right away (the caller takes
+   *   the general path)
    */
   offloadShortText(text, keyPrefix, storage) {
     if (!this._shortTextPath || text.length > INLINE_LATIN1_UNITS) return undefined
@@ -283,9 +278,15 @@ export class OffloadEngine {
     const tokens = Math.ceil(text.length / CHARS_PER_TOKEN)
     if (tokens <= maxResultTokens) return null
     if (storage == null || storage[CLOCK] !== undefined || storage[BUDGET] !== undefined || !isOffloaderStorage(storage)) return undefined
-    const reference = storeShortTextNow(storage, text, `${keyPrefix}_0`)
-    if (reference === undefined) return undefined
     const measure = { tokens, approximate: true }
+    let reference
+    try {
+      reference = storeShortTextNow(storage, text, `${keyPrefix}_0`)
+    } catch (err) {
+      // Nothing was stored (a store that throws stores nothing): as the general path.
+      return this._storeFailed(1, keyPrefix, measure, headPreview([text], previewTokens), err)
+    }
+    if (reference === undefined) return undefined
     const replacement = offloadedText(1, [reference], measure, headPreview([text], previewTokens), includeRetrievalTool)
     logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<1>, tokens=<${tokens}> | tool result offloaded`)
     const { counters } = this
@@ -295,6 +296,23 @@ export class OffloadEngine {
     counters.tokensBefore += tokens
     counters.tokensAfter += Math.ceil(replacement.length / CHARS_PER_TOKEN)
     return replacement
+  }
+
+  /**
+   * Counts and logs an offload whose storing failed, and returns the text that replaces
+   * the result: its preview marked as truncated (`onStorageError: 'truncate'`), or
+   * `null` when the original is kept.
+   */
+  _storeFailed(blockCount, keyPrefix, measure, preview, err) {
+    this.counters.errors.offload += 1
+    if (this.options.onStorageError === 'truncate') {
+      logger.warn(`key=<${keyPrefix}> | failed to offload tool result, keeping only the preview`, err)
+      // Opaque references promise that no storage detail (a path, a bucket) reaches the model.
+      const reason = this.options.opaqueReferences ? new Error('the storage failed') : err
+      return truncatedText(blockCount, measure, preview, reason)
+    }
+    logger.warn(`tool_use_id=<${keyPrefix}> | failed to offload tool result, keeping original`, err)
+    return null
   }
 
   /** Tokens of a text the model sees: exact with a native tokenizer, else 4 characters per token. */

@@ -386,7 +386,10 @@ export class ContextOffloader {
   _offloadShortText(event) {
     const { result, agent } = event
     const { content } = result
-    if (content.length !== 1 || content[0].type !== 'textBlock' || typeof content[0].text !== 'string') return false
+    const block = content.length === 1 ? content[0] : undefined
+    if (block?.type !== 'textBlock') return false
+    const text = block.text
+    if (typeof text !== 'string') return false
     const model = this._options.tokenizer === 'model' ? agent?.model : undefined
     if ((model && model.countTokens !== Model.prototype.countTokens) || this._usesAgentStorage) return false
     if (recordingSpan(agent)) return false
@@ -397,10 +400,10 @@ export class ContextOffloader {
       return false
     }
     const { toolUseId, status, error } = result
-    const text = this._engine.offloadShortText(content[0].text, toolUseId, storage)
-    if (text === undefined) return false
-    if (text !== null) {
-      event.result = new ToolResultBlock({ toolUseId, status, content: [new TextBlock(text)], ...(error !== undefined && { error }) })
+    const replacement = this._engine.offloadShortText(text, toolUseId, storage)
+    if (replacement === undefined) return false
+    if (replacement !== null) {
+      event.result = new ToolResultBlock({ toolUseId, status, content: [new TextBlock(replacement)], ...(error !== undefined && { error }) })
     }
     return true
   }

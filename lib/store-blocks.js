@@ -65,13 +65,11 @@ export function storeBlock(storage, block, key, parts) {
  * @returns {{ ref: string, contentType: string, byteLength: number } | undefined}
  */
 function storeTextNow(storage, text, key, contentType) {
-  const nativeStore = nativeFor(storage, 'store')
-  if (!nativeStore) return undefined
   // Strings of characters below U+0100 go over as their bytes (V8 copies them as they
-  // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD.
-  const outcome = BEYOND_LATIN1.test(text)
-    ? nativeStore.storeUtf16Now(key, text, contentType, storage[PLUGIN_VIEW])
-    : nativeStore.storeLatin1Now(key, text, contentType, storage[PLUGIN_VIEW])
+  // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD. (An S3
+  // store has neither method: its stores go over the network.)
+  const method = BEYOND_LATIN1.test(text) ? 'storeUtf16Now' : 'storeLatin1Now'
+  const outcome = nativeFor(storage, 'store')?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW])
   if (!outcome) return undefined
   // `<UTF-8 bytes stored>:<reference>`: the native store says how many bytes it stored
   // (no pass over the string here).
