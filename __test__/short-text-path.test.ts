@@ -142,8 +142,9 @@ describe('the short-text path', () => {
         const [ours, theirs] = [a, s].map((x) => x.content[0].text as string)
         if (ours.startsWith('[Offloaded:')) expect(await retrieveAll(fast, ours)).toBe(await retrieveAll(sdk, theirs))
       }
-      // Only the one-block texts were offered to the short path; the long ones declined it.
-      expect(short.mock.results.map((r) => r.value)).toEqual([undefined, undefined, undefined, null])
+      // Only the one-block texts over the limit that the short path may take were offered
+      // to its store (two-byte texts over 128K units and 1M UTF-8 bytes declined it).
+      expect(short.mock.results.map((r) => r.value)).toEqual([undefined, undefined])
     } finally {
       short.mockRestore()
     }
@@ -217,6 +218,29 @@ describe('the short-text path', () => {
       }
       expect(results[0], JSON.stringify(content)).toEqual(results[1])
     }
+  })
+
+  test('a sandboxed storage that hands out no object: the general way, with the same outcome', { timeout: T }, async () => {
+    const results = []
+    for (const general of [false, true]) {
+      // A unified storage whose per-agent view is not a storage at all.
+      const broken: any = {
+        write: async () => {},
+        read: async () => null,
+        delete: async () => {},
+        list: async () => [],
+        namespace() {
+          return this
+        },
+        forSandbox: () => 'not a storage',
+      }
+      const driven = oursDriven(broken, { maxResultTokens: 10, previewTokens: 2, onStorageError: 'truncate' }, general)
+      await turn()
+      const out: any = await driven.offload([new TextBlock('z'.repeat(100))])
+      results.push({ text: out.content[0].text, errors: driven.plugin.stats().errors })
+    }
+    expect(results[0]).toEqual(results[1])
+    expect(results[0]!.text).toMatch(/^\[Truncated: 1 blocks, ~25 tokens\./)
   })
 
   test('an S3 storage (no inline store): the general way, with the same outcome', { timeout: T }, async () => {

@@ -256,6 +256,18 @@ export class OffloadEngine {
   }
 
   /**
+   * For a result that is one text block: whether it exceeds `maxResultTokens` by the
+   * decision of {@link offloadShortText} (`false`: it stays as it is), or `undefined`
+   * when that path does not apply to it (the caller takes the general path).
+   * @param {string} text
+   * @returns {boolean | undefined}
+   */
+  shortTextOverLimit(text) {
+    if (!this._shortTextPath || text.length > INLINE_LATIN1_UNITS) return undefined
+    return Math.ceil(text.length / CHARS_PER_TOKEN) > this.options.maxResultTokens
+  }
+
+  /**
    * The offload of a result that is one text block that can be stored right away (most
    * results; see `storeShortTextNow`), decided by the SDK's heuristic, into one of our storages with no
    * clock or byte budget, under options that keep no manifest, no lifetime and a head
@@ -273,11 +285,12 @@ export class OffloadEngine {
    *   the general path)
    */
   offloadShortText(text, keyPrefix, storage) {
-    if (!this._shortTextPath || text.length > INLINE_LATIN1_UNITS) return undefined
-    const { maxResultTokens, previewTokens, includeRetrievalTool } = this.options
+    const over = this.shortTextOverLimit(text)
+    if (!over) return over === false ? null : undefined
+    const { previewTokens, includeRetrievalTool } = this.options
     const tokens = Math.ceil(text.length / CHARS_PER_TOKEN)
-    if (tokens <= maxResultTokens) return null
-    if (storage == null || storage[CLOCK] !== undefined || storage[BUDGET] !== undefined || !isOffloaderStorage(storage)) return undefined
+    if (storage === null || (typeof storage !== 'object' && typeof storage !== 'function')) return undefined
+    if (storage[CLOCK] !== undefined || storage[BUDGET] !== undefined || !isOffloaderStorage(storage)) return undefined
     const measure = { tokens, approximate: true }
     let reference
     try {

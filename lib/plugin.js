@@ -392,6 +392,9 @@ export class ContextOffloader {
     if (typeof text !== 'string') return false
     const model = this._options.tokenizer === 'model' ? agent?.model : undefined
     if ((model && model.countTokens !== Model.prototype.countTokens) || this._usesAgentStorage) return false
+    const over = this._engine.shortTextOverLimit(text)
+    // Within the limit, the result stays as it is (nothing else is looked at).
+    if (over !== true) return over === false
     if (recordingSpan(agent)) return false
     let storage
     try {
@@ -399,10 +402,11 @@ export class ContextOffloader {
     } catch {
       return false
     }
-    const { toolUseId, status, error } = result
+    const toolUseId = result.toolUseId
     const replacement = this._engine.offloadShortText(text, toolUseId, storage)
     if (replacement === undefined) return false
     if (replacement !== null) {
+      const { status, error } = result
       event.result = new ToolResultBlock({ toolUseId, status, content: [new TextBlock(replacement)], ...(error !== undefined && { error }) })
     }
     return true
