@@ -269,12 +269,12 @@ export class OffloadEngine {
 
   /**
    * The offload of a result that is one text block that can be stored right away (most
-   * results; see `storeShortTextNow`), decided by the SDK's heuristic, into one of our storages with no
-   * clock or byte budget, under options that keep no manifest, no lifetime and a head
-   * preview: the same decision, store, counters and replacement text as {@link decide}
-   * and {@link offloadBlocks}, in one synchronous pass over far less code. (After a
-   * garbage collection every function an offload runs is cold, at microseconds each; the
-   * general path runs three dozen.)
+   * results; see `storeShortTextNow`), decided by the SDK's heuristic, into one of our
+   * storages with no clock or byte budget, under options that keep no manifest, no
+   * lifetime and a head preview: the same decision, store, counters and replacement text
+   * as {@link decide} and {@link offloadBlocks}, in one synchronous pass over far less
+   * code. (After a garbage collection every function an offload runs is cold, at
+   * microseconds each; the general path runs three dozen.)
    * @param {string} text - the block's text
    * @param {string} keyPrefix
    * @param {object} storage - the storage the general path would store in
@@ -287,10 +287,10 @@ export class OffloadEngine {
   offloadShortText(text, keyPrefix, storage) {
     const over = this.shortTextOverLimit(text)
     if (!over) return over === false ? null : undefined
-    const { previewTokens, includeRetrievalTool } = this.options
-    const tokens = Math.ceil(text.length / CHARS_PER_TOKEN)
     if (storage === null || (typeof storage !== 'object' && typeof storage !== 'function')) return undefined
     if (storage[CLOCK] !== undefined || storage[BUDGET] !== undefined || !isOffloaderStorage(storage)) return undefined
+    const { previewTokens, includeRetrievalTool } = this.options
+    const tokens = Math.ceil(text.length / CHARS_PER_TOKEN)
     const measure = { tokens, approximate: true }
     let reference
     try {

@@ -381,7 +381,7 @@ export class ContextOffloader {
    * Offloads a result that is one short text block through the engine's short path (see
    * `OffloadEngine.offloadShortText`) when it applies: the SDK's heuristic decides (no
    * model of the agent's own counts), and no span records the offload. Returns whether
-   * the result is dealt with (offloaded, or within the limit).
+   * the result is dealt with (offloaded, within the limit, or its store failed).
    */
   _offloadShortText(event) {
     const { result, agent } = event

@@ -32,11 +32,12 @@ async function storeNatively(storage, nativeStore, method, key, payload, content
   return nativeStore[`${method}Now`](...args) ?? (await nativeStore[method](...args))
 }
 
+/** The description of a stored text block of `length` UTF-16 units. */
+const charsDescription = (length) => `text, ${localeCount(length)} chars`
+
 /** The description of a stored text or JSON block. */
 function textDescription(block, byteLength) {
-  return isText(block)
-    ? `text, ${localeCount(block.text.length)} chars`
-    : `json, ${localeCount(byteLength)} bytes`
+  return isText(block) ? charsDescription(block.text.length) : `json, ${localeCount(byteLength)} bytes`
 }
 
 /**
@@ -89,7 +90,7 @@ export function storeShortTextNow(storage, text, key) {
   if (opening && (opening.pending || storage[NATIVE].isOpen === false)) return undefined
   if (text.length > SHORT_TEXT_UNITS && (opening || text.length > INLINE_LATIN1_UNITS || BEYOND_LATIN1.test(text))) return undefined
   const stored = storeTextNow(storage, text, key, 'text/plain')
-  if (stored) stored.description = `text, ${localeCount(text.length)} chars`
+  if (stored) stored.description = charsDescription(text.length)
   return stored
 }
 
