@@ -3,7 +3,7 @@
 use napi_derive::napi;
 
 /// mimalloc's `purge_delay` option (its index in `mi_option_t`).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys2::mi_option_t = 15;
 
 /// How long freed native memory stays mapped for reuse before mimalloc hands it back to
 /// the system, in milliseconds (mimalloc's own default is one second). What a storage
@@ -20,7 +20,7 @@ fn configure_allocator() {
   if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
     // SAFETY: mi_option_set stores an integer option; it takes no pointers and may be
     // called at any time, from any thread.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    unsafe { libmimalloc_sys2::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
   }
 }
 
@@ -29,5 +29,5 @@ fn configure_allocator() {
 #[napi(catch_unwind)]
 pub fn allocator_purge_delay_ms() -> i64 {
   // SAFETY: mi_option_get reads an integer option; it takes no pointers.
-  i64::from(unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) })
+  i64::from(unsafe { libmimalloc_sys2::mi_option_get(MI_OPTION_PURGE_DELAY) })
 }

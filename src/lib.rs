@@ -11,7 +11,7 @@
 /// returns freed blocks to the system instead of growing glibc's heap thresholds,
 /// so resident memory tracks what is actually stored.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mimalloc_safe::MiMalloc = mimalloc_safe::MiMalloc;
 
 mod allocator;
 mod answers;

@@ -34,7 +34,7 @@ pub(crate) fn shared_tokenizer(encoding: Encoding) -> std::result::Result<&'stat
   if !RELEASED[slot].swap(true, Ordering::Relaxed) {
     // SAFETY: mi_collect only returns this thread's free pages to the system; it
     // takes no pointers and is safe to call at any time.
-    unsafe { libmimalloc_sys::mi_collect(true) };
+    unsafe { libmimalloc_sys2::mi_collect(true) };
   }
   Ok(tokenizer)
 }
