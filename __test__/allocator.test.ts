@@ -1,8 +1,11 @@
-// The native allocator keeps freed memory mapped for 10 s (mimalloc's default is 1 s), so
-// that the stores after a storage was collected reuse it instead of faulting fresh pages
-// in; an operator's MIMALLOC_PURGE_DELAY wins over it. It never asks for transparent huge
-// pages (the first touch of one stalled a store for milliseconds). Checked in fresh
-// processes, as the settings are made when the addon loads.
+// The native allocator keeps freed memory mapped for 10 s (mimalloc 3.6's default is 1 s
+// times an arena multiplier of 4), so that the stores after a storage was collected reuse
+// it instead of faulting fresh pages in; an operator's MIMALLOC_PURGE_DELAY and
+// MIMALLOC_ARENA_PURGE_MULT win over it. It never asks for transparent huge pages (the
+// first touch of one stalled a store for milliseconds), and leaves huge pages as they
+// were for the rest of the process and the processes it starts (mimalloc's `no_thp`
+// build switch turns them off for all of them). Checked in fresh processes, as the
+// settings are made when the addon loads.
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -14,10 +17,33 @@ const BINDING = fileURLToPath(new URL('../binding.cjs', import.meta.url))
 function purgeDelayWith(env: Record<string, string>): number {
   const script = `process.stdout.write(String(require(${JSON.stringify(BINDING)}).allocatorPurgeDelayMs()))`
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env }
-  if (!('MIMALLOC_PURGE_DELAY' in env)) delete childEnv.MIMALLOC_PURGE_DELAY
+  for (const name of ['MIMALLOC_PURGE_DELAY', 'MIMALLOC_ARENA_PURGE_MULT']) if (!(name in env)) delete childEnv[name]
   const r = spawnSync(process.execPath, ['-e', script], { env: childEnv, encoding: 'utf8', timeout: 60_000 })
   expect(r.status, r.stderr).toBe(0)
   return Number(r.stdout)
+}
+
+/**
+ * `THP_enabled` of /proc/self/status (0 when the process has transparent huge pages
+ * turned off, `prctl(PR_SET_THP_DISABLE)`) in a fresh process, after loading the addon
+ * (`load`) or not, and in a process that one starts.
+ */
+function thpEnabled(load: boolean): { self: string; child: string } {
+  const script = `
+    const { readFileSync } = require('node:fs')
+    const { execFileSync } = require('node:child_process')
+    const enabled = (status) => /THP_enabled:\\s+(\\d)/.exec(status)[1]
+    if (${load}) {
+      const store = require(${JSON.stringify(BINDING)}).NativeStore.memory(null)
+      store.storeBytesNow('k', Buffer.alloc(1 << 22, 97), 'text/plain')
+    }
+    const child = execFileSync('cat', ['/proc/self/status'], { encoding: 'utf8' })
+    process.stdout.write(JSON.stringify({ self: enabled(readFileSync('/proc/self/status', 'utf8')), child: enabled(child) }))`
+  const env: Record<string, string | undefined> = { ...process.env }
+  delete env.MIMALLOC_ALLOW_THP
+  const r = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8', timeout: 60_000 })
+  expect(r.status, r.stderr).toBe(0)
+  return JSON.parse(r.stdout)
 }
 
 /** The system's transparent huge page mode (`always`, `madvise` or `never`). */
@@ -54,12 +80,22 @@ describe('the native allocator', () => {
     if (hugePageMode() !== 'always') expect(after - before).toBeLessThan(2048)
   })
 
+  it.runIf(process.platform === 'linux')('leaves huge pages as they were for the process and the processes it starts', () => {
+    // Compared with a process that does not load the addon: whatever the machine's
+    // setting, loading the addon changes nothing.
+    const without = thpEnabled(false)
+    expect(without.self).toMatch(/^[01]$/)
+    expect(thpEnabled(true)).toEqual(without)
+  })
+
   it('keeps freed memory for reuse for 10 s', () => {
     expect(purgeDelayWith({})).toBe(10_000)
   })
 
-  it("leaves the delay to MIMALLOC_PURGE_DELAY when the environment sets it", () => {
+  it('leaves the delay to MIMALLOC_PURGE_DELAY and MIMALLOC_ARENA_PURGE_MULT when the environment sets them', () => {
     expect(purgeDelayWith({ MIMALLOC_PURGE_DELAY: '250' })).toBe(250)
     expect(purgeDelayWith({ MIMALLOC_PURGE_DELAY: '-1' })).toBe(-1)
+    expect(purgeDelayWith({ MIMALLOC_ARENA_PURGE_MULT: '3' })).toBe(30_000)
+    expect(purgeDelayWith({ MIMALLOC_PURGE_DELAY: '250', MIMALLOC_ARENA_PURGE_MULT: '2' })).toBe(500)
   })
 })

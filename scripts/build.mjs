@@ -1,13 +1,15 @@
 // Builds the native addon with napi-rs: `npm run build` (release) and `npm run build:debug`;
 // arguments after `--` go to `napi build` (the release workflow passes `--target` and
 // cross-compilation flags). The native allocator (mimalloc, through napi-rs's
-// `mimalloc-safe`) is compiled with CMake on every target but Windows MSVC, so CMake is
-// found first: `CMAKE`, then the PATH, then a copy installed earlier by this script.
-// When there is none, the official CMake binaries are installed once from PyPI (the
-// `cmake` package) into `.tools/cmake`, as `npm test` installs Garage with cargo.
+// `mimalloc-safe`) is compiled with CMake (3.18 or newer) on every target but Windows
+// MSVC, so CMake is found first: `CMAKE`, then the PATH, then a copy installed earlier by
+// this script. When there is none, the official CMake binaries are installed once from
+// PyPI (the `cmake` package, a prebuilt wheel) into `.tools/cmake`, as `npm test`
+// installs Garage with cargo.
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { delimiter, join } from 'node:path'
+import { existsSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -15,39 +17,83 @@ const isWindows = process.platform === 'win32'
 /** Where a CMake installed by this script lives (ignored by git, not packed). */
 const LOCAL_DIR = join(root, '.tools', 'cmake')
 const LOCAL_BIN = join(LOCAL_DIR, 'cmake', 'data', 'bin', isWindows ? 'cmake.exe' : 'cmake')
+/** The oldest CMake that mimalloc's CMakeLists.txt accepts. */
+const MIN_CMAKE = [3, 18]
+/** What is installed from PyPI when the machine has no CMake (prebuilt wheels only). */
+const PYPI_CMAKE = 'cmake>=3.18,<5'
+
+/** The `[major, minor]` version of the CMake at `command`, or `undefined` when it does not run. */
+function cmakeVersion(command) {
+  const run = spawnSync(command, ['--version'], { encoding: 'utf8' })
+  const match = run.status === 0 ? /cmake version (\d+)\.(\d+)/.exec(run.stdout) : null
+  return match ? [Number(match[1]), Number(match[2])] : undefined
+}
+
+/** Whether `command` is a CMake recent enough for mimalloc. */
+function usable(command) {
+  const version = cmakeVersion(command)
+  return version !== undefined && (version[0] > MIN_CMAKE[0] || (version[0] === MIN_CMAKE[0] && version[1] >= MIN_CMAKE[1]))
+}
 
 /** Whether `command --version` runs. */
 function runs(command) {
   return spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0
 }
 
-/** The CMake to build with, installing one when the machine has none. */
-function ensureCmake() {
-  if (process.env.CMAKE) return process.env.CMAKE
-  if (runs('cmake')) return 'cmake'
-  if (existsSync(LOCAL_BIN) && runs(LOCAL_BIN)) return LOCAL_BIN
-  const python = ['python3', 'python'].find(runs)
-  if (python) {
-    console.log(`build: CMake not found; installing it from PyPI into ${LOCAL_DIR}`)
-    const pip = spawnSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', LOCAL_DIR, 'cmake'], { stdio: 'inherit' })
-    if (pip.status === 0 && runs(LOCAL_BIN)) return LOCAL_BIN
-  }
-  console.error('build: CMake is needed to build the native allocator. Install it (https://cmake.org/download/, or `pip install cmake`), or set CMAKE to its path.')
+function fail(message) {
+  console.error(`build: ${message}`)
   process.exit(2)
 }
 
-const targetsMsvc = (args) => {
-  const target = args[args.indexOf('--target') + 1]
-  return args.includes('--target') ? /-windows-msvc$/.test(target ?? '') : isWindows
+/** The CMake to build with, installing one when the machine has none recent enough. */
+function ensureCmake() {
+  const given = process.env.CMAKE
+  if (given) {
+    // cmake-rs runs it from the crate's build directory: an absolute path, checked here.
+    const path = given.includes('/') || given.includes('\\') ? resolve(given) : given
+    if (!usable(path)) fail(`CMAKE is set to ${given}, which is not a CMake ${MIN_CMAKE.join('.')} or newer.`)
+    return path
+  }
+  if (usable('cmake')) return 'cmake'
+  if (usable(LOCAL_BIN)) return LOCAL_BIN
+  const python = ['python3', 'python'].find(runs)
+  if (python) {
+    console.log(`build: no CMake ${MIN_CMAKE.join('.')} or newer found; installing it from PyPI into ${LOCAL_DIR}`)
+    // A copy that does not run (an interrupted install) is replaced, not kept.
+    rmSync(LOCAL_DIR, { recursive: true, force: true })
+    const pip = spawnSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--only-binary=:all:', '--target', LOCAL_DIR, PYPI_CMAKE], { stdio: 'inherit' })
+    if (pip.status === 0 && usable(LOCAL_BIN)) return LOCAL_BIN
+  }
+  fail(`CMake ${MIN_CMAKE.join('.')} or newer is needed to build the native allocator. Install it (https://cmake.org/download/, or \`pip install cmake\`), or set CMAKE to its path.`)
+}
+
+/** The target napi builds for: `--target` (`-t`, `--target=`), else `CARGO_BUILD_TARGET`. */
+function targetOf(args) {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--target' || args[i] === '-t') return args[i + 1] ?? ''
+    if (args[i].startsWith('--target=')) return args[i].slice('--target='.length)
+  }
+  return process.env.CARGO_BUILD_TARGET || undefined
+}
+
+/** Whether the build is for Windows MSVC, where mimalloc is compiled without CMake. */
+function targetsMsvc(args) {
+  const target = targetOf(args)
+  if (target !== undefined) return target.endsWith('-windows-msvc')
+  if (!isWindows) return false
+  // The host's own target: MSVC unless the default Rust toolchain is a GNU one.
+  const rustc = spawnSync('rustc', ['-vV'], { encoding: 'utf8' })
+  return !/host: \S+-windows-gnu/.test(rustc.stdout ?? '')
 }
 
 const extra = process.argv.slice(2)
-const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}` }
+const env = { ...process.env }
 if (!targetsMsvc(extra)) env.CMAKE = ensureCmake()
-const args = ['build', '--platform', '--commonjs', '--js', 'binding.cjs', '--dts', 'binding.d.cts', ...extra]
-const napi = spawnSync('napi', args, { cwd: root, env, stdio: 'inherit', shell: isWindows })
-if (napi.error) {
-  console.error(`build: could not run napi: ${napi.error.message}`)
-  process.exit(1)
-}
+// napi's own entry point, run with this Node (no shell, so arguments pass as they are).
+const napiCli = join(dirname(createRequire(import.meta.url).resolve('@napi-rs/cli/package.json')), 'dist', 'cli.js')
+if (!existsSync(napiCli)) fail(`napi's command-line tool is missing (${napiCli}); run npm install first.`)
+env.PATH = `${join(root, 'node_modules', '.bin')}${delimiter}${env.PATH ?? ''}`
+const args = [napiCli, 'build', '--platform', '--commonjs', '--js', 'binding.cjs', '--dts', 'binding.d.cts', ...extra]
+const napi = spawnSync(process.execPath, args, { cwd: root, env, stdio: 'inherit' })
+if (napi.error) fail(`could not run napi: ${napi.error.message}`)
 process.exit(napi.status ?? 1)

@@ -12,7 +12,7 @@ use mimalloc::MiMalloc;
 use offload_query::{run_query_keeping, run_query_parsed, QueryLimits};
 use std::time::{Duration, Instant};
 
-/// The allocator of the Node addon.
+/// mimalloc, as in the Node addon (there built through `mimalloc-safe`).
 #[global_allocator]
 static ALLOCATOR: MiMalloc = MiMalloc;
 
