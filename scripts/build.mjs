@@ -25,7 +25,8 @@ const PYPI_CMAKE = 'cmake>=3.18,<5'
 /** The `[major, minor]` version of the CMake at `command`, or `undefined` when it does not run. */
 function cmakeVersion(command) {
   const run = spawnSync(command, ['--version'], { encoding: 'utf8' })
-  const match = run.status === 0 ? /cmake version (\d+)\.(\d+)/.exec(run.stdout) : null
+  // `cmake version 3.31.6`, `cmake3 version 3.20.2` (EPEL), `cmake version 3.31.6-msvc1`.
+  const match = run.status === 0 ? /version (\d+)\.(\d+)/.exec(run.stdout) : null
   return match ? [Number(match[1]), Number(match[2])] : undefined
 }
 
@@ -35,9 +36,9 @@ function usable(command) {
   return version !== undefined && (version[0] > MIN_CMAKE[0] || (version[0] === MIN_CMAKE[0] && version[1] >= MIN_CMAKE[1]))
 }
 
-/** Whether `command --version` runs. */
-function runs(command) {
-  return spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0
+/** Whether `command` is a Python 3 with pip. */
+function pythonWithPip(command) {
+  return spawnSync(command, ['-c', 'import sys, pip; sys.exit(sys.version_info < (3, 7))'], { stdio: 'ignore' }).status === 0
 }
 
 function fail(message) {
@@ -56,7 +57,7 @@ function ensureCmake() {
   }
   if (usable('cmake')) return 'cmake'
   if (usable(LOCAL_BIN)) return LOCAL_BIN
-  const python = ['python3', 'python'].find(runs)
+  const python = ['python3', 'python'].find(pythonWithPip)
   if (python) {
     console.log(`build: no CMake ${MIN_CMAKE.join('.')} or newer found; installing it from PyPI into ${LOCAL_DIR}`)
     // A copy that does not run (an interrupted install) is replaced, not kept.
@@ -90,8 +91,13 @@ const extra = process.argv.slice(2)
 const env = { ...process.env }
 if (!targetsMsvc(extra)) env.CMAKE = ensureCmake()
 // napi's own entry point, run with this Node (no shell, so arguments pass as they are).
-const napiCli = join(dirname(createRequire(import.meta.url).resolve('@napi-rs/cli/package.json')), 'dist', 'cli.js')
-if (!existsSync(napiCli)) fail(`napi's command-line tool is missing (${napiCli}); run npm install first.`)
+let napiCli
+try {
+  napiCli = join(dirname(createRequire(import.meta.url).resolve('@napi-rs/cli/package.json')), 'dist', 'cli.js')
+} catch {
+  napiCli = undefined
+}
+if (!napiCli || !existsSync(napiCli)) fail("napi's command-line tool (@napi-rs/cli) is missing; run npm install first.")
 env.PATH = `${join(root, 'node_modules', '.bin')}${delimiter}${env.PATH ?? ''}`
 const args = [napiCli, 'build', '--platform', '--commonjs', '--js', 'binding.cjs', '--dts', 'binding.d.cts', ...extra]
 const napi = spawnSync(process.execPath, args, { cwd: root, env, stdio: 'inherit' })

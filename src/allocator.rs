@@ -25,17 +25,9 @@ const MI_OPTION_ALLOW_THP: mi_option_t = 43;
 /// much as the store itself). Ten seconds lets the next stores reuse it.
 const PURGE_DELAY_MS: std::ffi::c_long = 10_000;
 
-/// Whether the environment sets `name` (read without allocating: see
-/// [`NO_HUGE_PAGE_REQUESTS`]).
-#[cfg(target_os = "linux")]
-fn env_is_set(name: &std::ffi::CStr) -> bool {
-  // SAFETY: getenv reads the environment with a NUL-terminated name; nothing else
-  // changes the environment while the addon's constructors run (the loader holds its lock).
-  !unsafe { libc::getenv(name.as_ptr()) }.is_null()
-}
-
 /// Stops mimalloc from asking for transparent huge pages (`madvise(MADV_HUGEPAGE)`) for
-/// its memory, unless `MIMALLOC_ALLOW_THP` says otherwise. Where the system gives huge
+/// its memory, unless the environment sets `MIMALLOC_ALLOW_THP` (options set there are
+/// left as they are: `mi_option_set_default` changes only defaulted ones). Where the system gives huge
 /// pages only to memory that asks for them (`madvise`), the first touch of one stalled a
 /// store for milliseconds. Set at run time, not with mimalloc's `no_thp` build switch:
 /// that one also turns huge pages off for the whole process and every process it starts
@@ -43,7 +35,9 @@ fn env_is_set(name: &std::ffi::CStr) -> bool {
 ///
 /// An ELF constructor of priority 102: after mimalloc's own (101), which reads the option
 /// once for that `prctl`, and before any allocation (napi-rs's registrations are
-/// constructors of the default priority), so that no memory was asked for before.
+/// constructors of the default priority), so that no memory was asked for before. Where
+/// mimalloc's constructor has no priority (compilers without constructor priorities),
+/// `mi_process_init` here starts the allocator first, so the order does not matter.
 #[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".init_array.00102"]
@@ -51,24 +45,27 @@ static NO_HUGE_PAGE_REQUESTS: extern "C" fn() = no_huge_page_requests;
 
 #[cfg(target_os = "linux")]
 extern "C" fn no_huge_page_requests() {
-  if !env_is_set(c"MIMALLOC_ALLOW_THP") {
-    // SAFETY: mi_option_set stores an integer option; it takes no pointers, allocates
-    // nothing and may be called at any time, from any thread.
-    unsafe { libmimalloc_sys2::mi_option_set(MI_OPTION_ALLOW_THP, 0) };
+  // SAFETY: mi_process_init runs the allocator's initialisation once (later calls do
+  // nothing) and may be called before its own constructor; mi_option_set_default stores
+  // an integer option unless the environment set it. Neither takes pointers.
+  unsafe {
+    libmimalloc_sys2::mi_process_init();
+    libmimalloc_sys2::mi_option_set_default(MI_OPTION_ALLOW_THP, 0);
   }
 }
 
 /// Sets the allocator's purge delay when the addon loads, unless the environment sets it
-/// (`MIMALLOC_PURGE_DELAY`, `MIMALLOC_ARENA_PURGE_MULT`, read by mimalloc itself).
+/// (`MIMALLOC_PURGE_DELAY`, `MIMALLOC_ARENA_PURGE_MULT`, in any case and under their
+/// legacy names, read by mimalloc itself when it starts).
 #[napi_derive::module_init]
 fn configure_allocator() {
-  // SAFETY (both calls): mi_option_set stores an integer option; it takes no pointers
-  // and may be called at any time, from any thread.
-  if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-    unsafe { libmimalloc_sys2::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
-  }
-  if std::env::var_os("MIMALLOC_ARENA_PURGE_MULT").is_none() {
-    unsafe { libmimalloc_sys2::mi_option_set(MI_OPTION_ARENA_PURGE_MULT, 1) };
+  // SAFETY: mi_process_init runs the allocator's initialisation once (it has run by now:
+  // this is a constructor of the default priority); mi_option_set_default stores an
+  // integer option unless the environment set it. None takes pointers.
+  unsafe {
+    libmimalloc_sys2::mi_process_init();
+    libmimalloc_sys2::mi_option_set_default(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS);
+    libmimalloc_sys2::mi_option_set_default(MI_OPTION_ARENA_PURGE_MULT, 1);
   }
 }
 
