@@ -8,14 +8,14 @@ import { blockTexts, getBytes, mediaPlaceholders, textBlock } from './content.js
 import { counting, heuristicContentTokens } from './counting.js'
 import { INLINE_LATIN1_UNITS, SHORT_TEXT_UNITS, native } from './native.js'
 import { CHARS_PER_TOKEN } from './options.js'
-import { headPreview, nativePreview, offloadedText, truncatedText } from './preview.js'
+import { headPreview, headPreviewOf, nativePreview, offloadedText, offloadedTextOfOne, truncatedText } from './preview.js'
 import { MANIFEST_NAMESPACE, OffloadManifest, manifestEntries } from './manifest.js'
 import { holdStates, sweepManifestSoon } from './manifest-sweep.js'
 import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { OffloaderCounters } from './telemetry.js'
 import { countTokensSync } from './tokens.js'
 import { logger } from './sdk.js'
-import { discardStored, storeBlocks, storeShortTextNow, transferTexts } from './store-blocks.js'
+import { charsDescription, discardStored, inlineByteLength, inlineReference, storeBlocks, storeShortTextNow, transferTexts } from './store-blocks.js'
 import { NATIVE, nativeFor } from './storage/native-backed.js'
 import { BUDGET, CLOCK, syncClock } from './lifecycle.js'
 import { isOffloaderStorage } from './storage/unified.js'
@@ -291,21 +291,21 @@ export class OffloadEngine {
     if (storage[CLOCK] !== undefined || storage[BUDGET] !== undefined || !isOffloaderStorage(storage)) return undefined
     const { previewTokens, includeRetrievalTool } = this.options
     const tokens = Math.ceil(text.length / CHARS_PER_TOKEN)
-    const measure = { tokens, approximate: true }
-    let reference
+    let outcome
     try {
-      reference = storeShortTextNow(storage, text, `${keyPrefix}_0`)
+      outcome = storeShortTextNow(storage, text, `${keyPrefix}_0`)
     } catch (err) {
       // Nothing was stored (a store that throws stores nothing): as the general path.
-      return this._storeFailed(1, keyPrefix, measure, headPreview([text], previewTokens), err)
+      return this._storeFailed(1, keyPrefix, { tokens, approximate: true }, headPreviewOf(text, previewTokens), err)
     }
-    if (reference === undefined) return undefined
-    const replacement = offloadedText(1, [reference], measure, headPreview([text], previewTokens), includeRetrievalTool)
+    if (outcome === undefined) return undefined
+    const preview = headPreviewOf(text, previewTokens)
+    const replacement = offloadedTextOfOne(inlineReference(outcome), charsDescription(text.length), tokens, preview, includeRetrievalTool)
     logger.debug(`tool_use_id=<${keyPrefix}>, blocks=<1>, tokens=<${tokens}> | tool result offloaded`)
     const { counters } = this
     counters.offloads += 1
     counters.blocksStored += 1
-    counters.bytesOffloaded += reference.byteLength
+    counters.bytesOffloaded += inlineByteLength(outcome)
     counters.tokensBefore += tokens
     counters.tokensAfter += Math.ceil(replacement.length / CHARS_PER_TOKEN)
     return replacement

@@ -407,7 +407,9 @@ export class ContextOffloader {
     if (replacement === undefined) return false
     if (replacement !== null) {
       const { status, error } = result
-      event.result = new ToolResultBlock({ toolUseId, status, content: [new TextBlock(replacement)], ...(error !== undefined && { error }) })
+      const content = [new TextBlock(replacement)]
+      // Literals rather than a spread: cheaper for V8 right after a garbage collection.
+      event.result = new ToolResultBlock(error === undefined ? { toolUseId, status, content } : { toolUseId, status, content, error })
     }
     return true
   }

@@ -21,6 +21,12 @@ export function headPreview(parts, previewTokens) {
   return detached(out.length <= maxChars ? out : out.slice(0, maxChars))
 }
 
+/** {@link headPreview} of one text. */
+export function headPreviewOf(text, previewTokens) {
+  const maxChars = previewTokens * CHARS_PER_TOKEN
+  return detached(text.length > maxChars ? text.slice(0, maxChars) : text)
+}
+
 /**
  * Builds the preview natively: every text and JSON block (`texts`, by block index) is
  * handed to native memory, encoded as UTF-8 on a worker thread, and previewed in `mode`
@@ -80,10 +86,32 @@ function tokenFigure(measure) {
 export function offloadedText(blockCount, references, measure, preview, includeRetrievalTool) {
   const refLines = references
     .filter((r) => r.ref)
-    .map((r) => `  ${r.ref} (${r.description})`)
+    .map((r) => referenceLine(r))
     .join('\n')
+  return layout(blockCount, tokenFigure(measure), preview, refLines, includeRetrievalTool)
+}
+
+/**
+ * {@link offloadedText} of one stored text block whose tokens were estimated (the short
+ * path): the same text, built without the arrays and closures of the general case (after
+ * a full garbage collection each new object shape costs microseconds).
+ * @param {string} ref - the block's reference
+ * @param {string} description - the block's description
+ * @param {number} tokens - the estimate
+ */
+export function offloadedTextOfOne(ref, description, tokens, preview, includeRetrievalTool) {
+  return layout(1, `~${localeCount(tokens)}`, preview, `  ${ref} (${description})`, includeRetrievalTool)
+}
+
+/** The line of one stored reference. */
+function referenceLine(reference) {
+  return `  ${reference.ref} (${reference.description})`
+}
+
+/** The replacement text's layout, from its parts (the SDK's). */
+function layout(blockCount, tokenFigureText, preview, refLines, includeRetrievalTool) {
   return (
-    `[Offloaded: ${blockCount} blocks, ${tokenFigure(measure)} tokens]\n` +
+    `[Offloaded: ${blockCount} blocks, ${tokenFigureText} tokens]\n` +
     `${guidance(includeRetrievalTool)}\n\n` +
     `${preview}\n\n` +
     `[Stored references:]\n${refLines}`

@@ -33,7 +33,7 @@ async function storeNatively(storage, nativeStore, method, key, payload, content
 }
 
 /** The description of a stored text block of `length` UTF-16 units. */
-const charsDescription = (length) => `text, ${localeCount(length)} chars`
+export const charsDescription = (length) => `text, ${localeCount(length)} chars`
 
 /** The description of a stored text or JSON block. */
 function textDescription(block, byteLength) {
@@ -66,32 +66,46 @@ export function storeBlock(storage, block, key, parts) {
  * @returns {{ ref: string, contentType: string, byteLength: number } | undefined}
  */
 function storeTextNow(storage, text, key, contentType) {
+  const outcome = storeTextNowRaw(storage, text, key, contentType)
+  if (!outcome) return undefined
+  // The native store says how many bytes it stored (no pass over the string here).
+  return { ref: inlineReference(outcome), contentType, byteLength: inlineByteLength(outcome) }
+}
+
+/** The native store's answer to an inline text store (see `storeLatin1Now`), or `undefined`. */
+function storeTextNowRaw(storage, text, key, contentType) {
   // Strings of characters below U+0100 go over as their bytes (V8 copies them as they
   // are); others as UTF-16. Either way the UTF-8 encoding is native and SIMD. (An S3
   // store has neither method: its stores go over the network.)
   const method = BEYOND_LATIN1.test(text) ? 'storeUtf16Now' : 'storeLatin1Now'
-  const outcome = nativeFor(storage, 'store')?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW])
-  if (!outcome) return undefined
-  // `<UTF-8 bytes stored>:<reference>`: the native store says how many bytes it stored
-  // (no pass over the string here).
-  const colon = outcome.indexOf(':')
-  return { ref: outcome.slice(colon + 1), contentType, byteLength: Number(outcome.slice(0, colon)) }
+  return nativeFor(storage, 'store')?.[method]?.(key, text, contentType, storage[PLUGIN_VIEW]) ?? undefined
 }
 
 /**
  * {@link storeBlock} of a text block's `text` when it can be stored right away: at most
  * `SHORT_TEXT_UNITS` units on a storage whose directory, if any, is open, and in memory
  * also a text of characters below U+0100 of at most `INLINE_LATIN1_UNITS`; `undefined`
- * otherwise (nothing was stored).
- * @returns {{ ref: string, contentType: string, description: string, byteLength: number } | undefined}
+ * otherwise (nothing was stored). Answers as the native store does, with one string
+ * (`<UTF-8 bytes stored>:<reference>`, read with {@link inlineReference} and
+ * {@link inlineByteLength}): after a full garbage collection every new object shape is
+ * built again, at microseconds each.
+ * @returns {string | undefined}
  */
 export function storeShortTextNow(storage, text, key) {
   const opening = storage[OPENING]
   if (opening && (opening.pending || storage[NATIVE].isOpen === false)) return undefined
   if (text.length > SHORT_TEXT_UNITS && (opening || text.length > INLINE_LATIN1_UNITS || BEYOND_LATIN1.test(text))) return undefined
-  const stored = storeTextNow(storage, text, key, 'text/plain')
-  if (stored) stored.description = charsDescription(text.length)
-  return stored
+  return storeTextNowRaw(storage, text, key, 'text/plain')
+}
+
+/** The reference in an inline store's answer (see {@link storeShortTextNow}). */
+export function inlineReference(outcome) {
+  return outcome.slice(outcome.indexOf(':') + 1)
+}
+
+/** The UTF-8 bytes stored, from an inline store's answer (see {@link storeShortTextNow}). */
+export function inlineByteLength(outcome) {
+  return Number(outcome.slice(0, outcome.indexOf(':')))
 }
 
 /** {@link storeBlock} for what it cannot store right away. */
