@@ -21,7 +21,7 @@ export function headPreview(parts, previewTokens) {
   return detached(out.length <= maxChars ? out : out.slice(0, maxChars))
 }
 
-/** {@link headPreview} of one text. */
+/** {@link headPreview} of one text (no array to build). */
 export function headPreviewOf(text, previewTokens) {
   const maxChars = previewTokens * CHARS_PER_TOKEN
   return detached(text.length > maxChars ? text.slice(0, maxChars) : text)
@@ -86,7 +86,7 @@ function tokenFigure(measure) {
 export function offloadedText(blockCount, references, measure, preview, includeRetrievalTool) {
   const refLines = references
     .filter((r) => r.ref)
-    .map((r) => referenceLine(r))
+    .map((r) => referenceLine(r.ref, r.description))
     .join('\n')
   return layout(blockCount, tokenFigure(measure), preview, refLines, includeRetrievalTool)
 }
@@ -100,12 +100,12 @@ export function offloadedText(blockCount, references, measure, preview, includeR
  * @param {number} tokens - the estimate
  */
 export function offloadedTextOfOne(ref, description, tokens, preview, includeRetrievalTool) {
-  return layout(1, `~${localeCount(tokens)}`, preview, `  ${ref} (${description})`, includeRetrievalTool)
+  return layout(1, `~${localeCount(tokens)}`, preview, referenceLine(ref, description), includeRetrievalTool)
 }
 
 /** The line of one stored reference. */
-function referenceLine(reference) {
-  return `  ${reference.ref} (${reference.description})`
+function referenceLine(ref, description) {
+  return `  ${ref} (${description})`
 }
 
 /** The replacement text's layout, from its parts (the SDK's). */
