@@ -19,7 +19,7 @@ const corePath = fileURLToPath(coreUrl)
  */
 function runFresh(script: string) {
   const env: Record<string, string | undefined> = { ...process.env, NODE_NO_WARNINGS: '1' }
-  for (const name of Object.keys(env)) if (name.startsWith('MIMALLOC_')) delete env[name]
+  for (const name of Object.keys(env)) if (/^mimalloc_/i.test(name)) delete env[name]
   return spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 100_000 })
 }
 

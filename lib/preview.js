@@ -98,6 +98,8 @@ export function offloadedText(blockCount, references, measure, preview, includeR
  * @param {string} ref - the block's reference
  * @param {string} description - the block's description
  * @param {number} tokens - the estimate
+ * @param {string} preview - the preview shown above the reference
+ * @param {boolean} includeRetrievalTool - whether the guidance names the retrieval tool
  */
 export function offloadedTextOfOne(ref, description, tokens, preview, includeRetrievalTool) {
   return layout(1, `~${localeCount(tokens)}`, preview, referenceLine(ref, description), includeRetrievalTool)

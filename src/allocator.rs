@@ -27,11 +27,12 @@ const PURGE_DELAY_MS: std::ffi::c_long = 10_000;
 
 /// Stops mimalloc from asking for transparent huge pages (`madvise(MADV_HUGEPAGE)`) for
 /// its memory, unless the environment sets `MIMALLOC_ALLOW_THP` (options set there are
-/// left as they are: `mi_option_set_default` changes only defaulted ones). Where the system gives huge
-/// pages only to memory that asks for them (`madvise`), the first touch of one stalled a
-/// store for milliseconds. Set at run time, not with mimalloc's `no_thp` build switch:
-/// that one also turns huge pages off for the whole process and every process it starts
-/// (`prctl(PR_SET_THP_DISABLE)`), which is not a library's to decide.
+/// left as they are: `mi_option_set_default` changes only defaulted ones). Where the
+/// system gives huge pages only to memory that asks for them (`madvise`), the first
+/// touch of one stalled a store for milliseconds. Set at run time, not with mimalloc's
+/// `no_thp` build switch: that one also turns huge pages off for the whole process and
+/// every process it starts (`prctl(PR_SET_THP_DISABLE)`), which is not a library's to
+/// decide.
 ///
 /// An ELF constructor of priority 102: after mimalloc's own (101), which reads the option
 /// once for that `prctl`, and before any allocation (napi-rs's registrations are
@@ -73,6 +74,8 @@ fn configure_allocator() {
 /// ever), as the allocator applies it to its arenas (the purge delay times the arena
 /// multiplier).
 #[napi(catch_unwind)]
+// `c_long` is 32 bits on Windows: the conversions are not useless there.
+#[allow(clippy::useless_conversion)]
 pub fn allocator_purge_delay_ms() -> i64 {
   // SAFETY: mi_option_get reads an integer option; it takes no pointers.
   let (delay, mult) = unsafe {

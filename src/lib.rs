@@ -17,6 +17,7 @@ mod allocator;
 mod answers;
 mod drops;
 mod error;
+mod held;
 mod kv;
 mod lifecycle;
 mod loop_turns;

@@ -14,7 +14,7 @@ use offload_storage::{ArtifactInfo, Policy, Stats};
 
 use crate::error::to_js_error;
 use crate::store::{NativeStore, Stamp};
-use crate::task::{on_worker, Work};
+use crate::task::{on_worker, on_worker_then, Work};
 
 /// Largest whole number a JavaScript number holds exactly.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
@@ -152,7 +152,7 @@ impl NativeStore {
   /// carry `session` and last `ttlMs` (`null`: the storage's default).
   #[napi(catch_unwind)]
   pub fn with_tags(&self, session: Option<String>, ttl_ms: Option<f64>) -> Result<NativeStore> {
-    Ok(NativeStore { backend: self.backend.clone(), stamp: self.stamp.tagged(session, ttl_ms)? })
+    Ok(NativeStore { backend: self.backend.clone(), stamp: self.stamp.tagged(session, ttl_ms)?, held: self.held.share() })
   }
 
   /// Sets the time (ms since the epoch) the storage's handles use from now
@@ -166,14 +166,16 @@ impl NativeStore {
   #[napi(ts_return_type = "Promise<number>", catch_unwind)]
   pub fn cleanup_expired(&self) -> AsyncTask<Work<f64>> {
     let (backend, now) = (self.backend.clone(), self.stamp.now());
-    on_worker(move || backend.lifecycle().cleanup_expired(now).map(|n| n as f64).map_err(to_js_error))
+    let removed = move || backend.lifecycle().cleanup_expired(now).map(|n| n as f64).map_err(to_js_error);
+    on_worker_then(removed, self.report_held_later())
   }
 
   /// Removes every artifact of `session`; resolves with how many.
   #[napi(ts_return_type = "Promise<number>", catch_unwind)]
   pub fn delete_session(&self, session: String) -> AsyncTask<Work<f64>> {
     let backend = self.backend.clone();
-    on_worker(move || backend.lifecycle().delete_session(&session).map(|n| n as f64).map_err(to_js_error))
+    let removed = move || backend.lifecycle().delete_session(&session).map(|n| n as f64).map_err(to_js_error);
+    on_worker_then(removed, self.report_held_later())
   }
 
   /// What the storage holds now.
@@ -200,6 +202,7 @@ impl NativeStore {
   pub fn remove_artifacts(&self, names: Vec<String>, only_expired_at_ms: Option<f64>) -> Result<AsyncTask<Work<f64>>> {
     let (names, only) = removal_args(names, only_expired_at_ms)?;
     let backend = self.backend.clone();
-    Ok(on_worker(move || backend.lifecycle().remove_artifacts(&names, only).map(|n| n as f64).map_err(to_js_error)))
+    let removed = move || backend.lifecycle().remove_artifacts(&names, only).map(|n| n as f64).map_err(to_js_error);
+    Ok(on_worker_then(removed, self.report_held_later()))
   }
 }

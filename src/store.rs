@@ -16,9 +16,10 @@ use offload_storage::{Blob, BlobStore, FileStore, Lifecycle, MemoryStore, NewBlo
 
 use crate::drops::drop_in_background;
 use crate::error::to_js_error;
+use crate::held::HeldMemory;
 use crate::search::{outcome, retrieval_query, run_search, SearchOutcome, SearchQuery};
 use crate::offload::EncodedText;
-use crate::task::{on_worker, Work};
+use crate::task::{on_worker, on_worker_then, Settled, Work};
 use crate::text::{NativeText, PendingText, StringArg, Utf16Slice};
 
 /// Largest file written on the JavaScript thread instead of a worker: small
@@ -118,11 +119,22 @@ pub fn set_slow_inline_write_micros(micros: u32) {
 }
 
 /// A storage backend living in native memory or on disk.
-#[napi]
+#[napi(custom_finalize)]
 pub struct NativeStore {
   pub(crate) backend: Backend,
   /// Session and lifetime given to what this handle stores, and the clock.
   pub(crate) stamp: Stamp,
+  /// What the store accounts as external memory for V8 (shared by its handles).
+  pub(crate) held: Arc<HeldMemory>,
+}
+
+impl ObjectFinalize for NativeStore {
+  /// The last handle of a memory store withdraws what it accounted as external
+  /// memory; the backend is then dropped (see [`Drop`]).
+  fn finalize(self, env: Env) -> Result<()> {
+    self.held.release(&env);
+    Ok(())
+  }
 }
 
 impl Drop for NativeStore {
@@ -265,6 +277,25 @@ fn style(concatenated: Option<bool>) -> ReferenceStyle {
 }
 
 impl NativeStore {
+  /// Accounts the bytes of content a memory store holds now as external memory (see
+  /// `crate::held`).
+  pub(crate) fn report_held(&self, env: &Env) {
+    if let Backend::Memory(m) = &self.backend {
+      self.held.report(env, m.total_bytes());
+    }
+  }
+
+  /// [`NativeStore::report_held`] for work on a worker thread: run once it settled.
+  pub(crate) fn report_held_later(&self) -> Option<Settled> {
+    match &self.backend {
+      Backend::Memory(m) => {
+        let (memory, held) = (Arc::clone(m), Arc::clone(&self.held));
+        Some(Box::new(move |env: &Env| held.report(env, memory.total_bytes())))
+      }
+      Backend::File(_) => None,
+    }
+  }
+
   /// A store numbered now (so blocks are numbered in the order they were handed
   /// over, as in the SDK) that runs on a worker thread.
   fn store_task(
@@ -276,7 +307,8 @@ impl NativeStore {
   ) -> AsyncTask<Work<StoreOutcome>> {
     let (backend, sequence, style) = (self.backend.clone(), self.backend.next_sequence(), style(concatenated));
     let (stamp, now) = (self.stamp.clone(), self.stamp.now());
-    on_worker(move || {
+    let settled = self.report_held_later();
+    on_worker_then(move || {
       let content = match payload {
         Payload::Text(text) => Bytes::from(text.into_utf8()),
         Payload::Bytes(array) => Bytes::copy_from_slice(&array),
@@ -286,7 +318,7 @@ impl NativeStore {
       let blob = NewBlob { sequence, key: &key, content, content_type: &content_type, tags: stamp.tags_at(now) };
       let reference = backend.store(blob, style)?;
       Ok(StoreOutcome { reference, byte_length })
-    })
+    }, settled)
   }
 
   /// Stores `bytes` on the calling thread.
@@ -300,6 +332,18 @@ impl NativeStore {
   }
 }
 
+/// Accounts what a memory store holds when dropped (see `crate::held`): at the end of a
+/// method that may have changed it, whichever way it returns (not while a panic unwinds).
+struct ReportHeld<'a>(&'a NativeStore, &'a Env);
+
+impl Drop for ReportHeld<'_> {
+  fn drop(&mut self) {
+    if !std::thread::panicking() {
+      self.0.report_held(self.1);
+    }
+  }
+}
+
 #[napi]
 impl NativeStore {
   /// An in-memory store; `evictAfter` is the number of idle agent cycles before an
@@ -308,7 +352,7 @@ impl NativeStore {
   pub fn memory(evict_after: Option<f64>) -> Result<Self> {
     let store = MemoryStore::new(cycles(evict_after)?).map_err(to_js_error)?;
     store.set_removal_hook(Some(offload_search::removal_hook()));
-    Ok(Self { backend: Backend::Memory(Arc::new(store)), stamp: Stamp::default() })
+    Ok(Self { backend: Backend::Memory(Arc::new(store)), stamp: Stamp::default(), held: HeldMemory::new() })
   }
 
   /// A store writing one file per block into `dir` (created on first use). With
@@ -319,7 +363,7 @@ impl NativeStore {
     let store = FileStore::new(&dir).with_durable(durable.unwrap_or(false));
     let store = if keep_expired.unwrap_or(false) { store.keeping_expired() } else { store };
     store.set_removal_hook(Some(offload_search::removal_hook()));
-    Self { backend: Backend::File(Arc::new(store)), stamp: Stamp::default() }
+    Self { backend: Backend::File(Arc::new(store)), stamp: Stamp::default(), held: HeldMemory::new() }
   }
 
   /// Whether the store is ready for stores that run right away: always for memory;
@@ -353,7 +397,7 @@ impl NativeStore {
   #[napi(catch_unwind)]
   pub fn view(&self) -> Result<NativeStore> {
     match &self.backend {
-      Backend::File(f) => Ok(NativeStore { backend: Backend::File(Arc::new(f.view())), stamp: self.stamp.clone() }),
+      Backend::File(f) => Ok(NativeStore { backend: Backend::File(Arc::new(f.view())), stamp: self.stamp.clone(), held: HeldMemory::new() }),
       Backend::Memory(_) => Err(Error::new(Status::InvalidArg, "only a file store has views")),
     }
   }
@@ -379,11 +423,13 @@ impl NativeStore {
   #[napi(catch_unwind)]
   pub fn store_text_now(
     &self,
+    env: Env,
     key: String,
     text: &mut NativeText,
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<StoreOutcome>> {
+    let _held = ReportHeld(self, &env);
     // ASCII text goes into memory as its bytes (a move, or one copy joining its slices):
     // cheaper than a round trip to a worker thread up to a few megabytes.
     if matches!(self.backend, Backend::Memory(_)) && text.units() <= INLINE_ASCII_UNITS {
@@ -423,11 +469,13 @@ impl NativeStore {
   #[napi(catch_unwind, ts_args_type = "key: string, text: string, contentType: string, concatenated?: boolean | undefined | null")]
   pub fn store_latin1_now(
     &self,
+    env: Env,
     key: String,
     text: StringArg,
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<String>> {
+    let _held = ReportHeld(self, &env);
     let mut latin1 = Vec::new();
     text.append_latin1(&mut latin1)?;
     let utf8 = if latin1.is_ascii() {
@@ -446,11 +494,13 @@ impl NativeStore {
   #[napi(catch_unwind, ts_args_type = "key: string, text: string, contentType: string, concatenated?: boolean | undefined | null")]
   pub fn store_utf16_now(
     &self,
+    env: Env,
     key: String,
     text: Utf16Slice,
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<String>> {
+    let _held = ReportHeld(self, &env);
     let units = text.into_units();
     // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
     let mut utf8 = vec![0u8; units.len() * 3];
@@ -481,11 +531,13 @@ impl NativeStore {
   #[napi(catch_unwind)]
   pub fn store_bytes_now(
     &self,
+    env: Env,
     key: String,
     content: &[u8],
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<StoreOutcome>> {
+    let _held = ReportHeld(self, &env);
     let inline = match &self.backend {
       Backend::Memory(_) => content.len() <= INLINE_COPY_LIMIT,
       Backend::File(f) => writes_inline(f) && content.len() <= INLINE_WRITE_LIMIT,
@@ -515,11 +567,13 @@ impl NativeStore {
   #[napi(catch_unwind)]
   pub fn store_encoded_now(
     &self,
+    env: Env,
     key: String,
     text: &EncodedText,
     content_type: String,
     concatenated: Option<bool>,
   ) -> Result<Option<StoreOutcome>> {
+    let _held = ReportHeld(self, &env);
     let bytes = text.bytes();
     if let Backend::File(f) = &self.backend {
       if !writes_inline(f) || bytes.len() > INLINE_WRITE_LIMIT {
@@ -624,7 +678,8 @@ impl NativeStore {
   #[napi(ts_return_type = "Promise<number>", catch_unwind)]
   pub fn discard(&self, references: Vec<String>) -> AsyncTask<Work<u32>> {
     let (backend, now) = (self.backend.clone(), self.stamp.now());
-    on_worker(move || {
+    let settled = self.report_held_later();
+    on_worker_then(move || {
       let removed = match &backend {
         Backend::Memory(m) => references.iter().filter(|reference| m.delete(reference)).count(),
         Backend::File(f) => {
@@ -634,12 +689,13 @@ impl NativeStore {
         }
       };
       Ok(u32::try_from(removed).unwrap_or(u32::MAX))
-    })
+    }, settled)
   }
 
   /// In-memory only: advances the agent cycle and evicts idle entries; returns how many.
   #[napi(catch_unwind)]
-  pub fn evict(&self, cycle: f64) -> Result<u32> {
+  pub fn evict(&self, env: Env, cycle: f64) -> Result<u32> {
+    let _held = ReportHeld(self, &env);
     let cycle = if cycle.is_finite() && cycle > 0.0 { cycle as u64 } else { 0 };
     Ok(self.backend.memory()?.evict(cycle) as u32)
   }
@@ -652,14 +708,16 @@ impl NativeStore {
 
   /// In-memory only: drops every entry.
   #[napi(catch_unwind)]
-  pub fn clear(&self) -> Result<()> {
+  pub fn clear(&self, env: Env) -> Result<()> {
+    let _held = ReportHeld(self, &env);
     self.backend.memory()?.clear();
     Ok(())
   }
 
   /// In-memory only: drops one entry; returns whether it existed.
   #[napi(catch_unwind)]
-  pub fn delete(&self, reference: String) -> Result<bool> {
+  pub fn delete(&self, env: Env, reference: String) -> Result<bool> {
+    let _held = ReportHeld(self, &env);
     Ok(self.backend.memory()?.delete(&reference))
   }
 

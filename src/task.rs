@@ -10,9 +10,13 @@ use napi::bindgen_prelude::*;
 /// The closure a [`Work`] runs.
 type Job<T> = Box<dyn FnOnce() -> Result<T> + Send>;
 
+/// What runs on the JavaScript thread once a [`Work`] settled, either way.
+pub type Settled = Box<dyn FnOnce(&Env) + Send>;
+
 /// Blocking work whose result JavaScript receives unchanged.
 pub struct Work<T> {
   job: Option<Job<T>>,
+  settled: Option<Settled>,
 }
 
 impl<T> Task for Work<T>
@@ -31,6 +35,13 @@ where
   fn resolve(&mut self, _env: Env, output: T) -> Result<T> {
     Ok(output)
   }
+
+  fn finally(self, env: Env) -> Result<()> {
+    if let Some(settled) = self.settled {
+      settled(&env);
+    }
+    Ok(())
+  }
 }
 
 /// A promise of `job`'s value, computed on a libuv worker thread.
@@ -39,5 +50,14 @@ where
   T: ToNapiValue + TypeName + Send + 'static,
   F: FnOnce() -> Result<T> + Send + 'static,
 {
-  AsyncTask::new(Work { job: Some(Box::new(job)) })
+  AsyncTask::new(Work { job: Some(Box::new(job)), settled: None })
+}
+
+/// [`on_worker`], then `settled` on the JavaScript thread once the promise settled.
+pub fn on_worker_then<T, F>(job: F, settled: Option<Settled>) -> AsyncTask<Work<T>>
+where
+  T: ToNapiValue + TypeName + Send + 'static,
+  F: FnOnce() -> Result<T> + Send + 'static,
+{
+  AsyncTask::new(Work { job: Some(Box::new(job)), settled })
 }
