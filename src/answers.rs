@@ -15,7 +15,7 @@ use crate::tokens::shared_tokenizer;
 use crate::error::to_js_error;
 use crate::offload::TokenMeter;
 use crate::search::{retrieval_query, run_search, SearchQuery};
-use crate::store::{writes_inline, Backend, NativeStore};
+use crate::store::{writes_inline, Backend, NativeStore, ReportHeld};
 use crate::tokens::parse_encoding;
 
 /// What the tool was asked for, besides the reference and the page.
@@ -178,7 +178,9 @@ impl NativeStore {
   /// than a round trip to a search thread), and a file store's directory is open and not
   /// durable; `null` otherwise (nothing is built), then call `answer`.
   #[napi(catch_unwind)]
-  pub fn answer_now(&self, reference: String, request: AnswerRequest, page: u32, budget: u32) -> Result<Option<AnswerOutcome>> {
+  pub fn answer_now(&self, env: Env, reference: String, request: AnswerRequest, page: u32, budget: u32) -> Result<Option<AnswerOutcome>> {
+    // Reading an expired block removes it.
+    let _held = ReportHeld(self, &env);
     let variant = Kind::of(request)?.variant(budget, None);
     let paging = Paging { meter: &Utf16Meter, budget: budget as usize, page: page as usize };
     let ask = Ask { reference: &reference, now_ms: self.stamp.now(), variant: &variant, paging };

@@ -7,6 +7,12 @@
 //! megabytes of dropped content mapped that way. Reporting the bytes held as external
 //! memory (`napi_adjust_external_memory`) lets V8 collect as it does for the
 //! `ArrayBuffer`s of a JavaScript storage.
+//!
+//! A store reports what it holds after every change made on the JavaScript thread and
+//! when a worker's store, removal or retrieve settles. Searches and extended answers,
+//! which remove an expired block they read on a search thread, do not: the store's next
+//! report (or its finalization) catches up. The account is never more than what the
+//! store held at its last report.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -46,7 +52,7 @@ fn adjust(env: &Env, delta: i64) {
   REPORTED.fetch_add(delta, Ordering::Relaxed);
   let untold = UNTOLD.with(|untold| {
     let sum = untold.get().saturating_add(delta);
-    let tell = sum.abs() >= TELL_EVERY;
+    let tell = sum.unsigned_abs() >= TELL_EVERY.unsigned_abs();
     untold.set(if tell { 0 } else { sum });
     if tell { sum } else { 0 }
   });
@@ -80,9 +86,10 @@ impl HeldMemory {
     Arc::clone(self)
   }
 
-  /// Tells V8 that the store holds `held` bytes now (the difference from what it was
-  /// told before). Nothing once every handle is finalized: a worker's store that
-  /// settles after that must not report memory nobody withdraws.
+  /// Accounts that the store holds `held` bytes now (the difference from its last
+  /// report; V8 hears of it in steps, see [`TELL_EVERY`]). Nothing once every handle is
+  /// finalized: a worker's store that settles after that must not account memory
+  /// nobody withdraws.
   pub(crate) fn report(&self, env: &Env, held: u64) {
     if self.handles.load(Ordering::Relaxed) == 0 {
       return;

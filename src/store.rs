@@ -334,7 +334,7 @@ impl NativeStore {
 
 /// Accounts what a memory store holds when dropped (see `crate::held`): at the end of a
 /// method that may have changed it, whichever way it returns (not while a panic unwinds).
-struct ReportHeld<'a>(&'a NativeStore, &'a Env);
+pub(crate) struct ReportHeld<'a>(pub(crate) &'a NativeStore, pub(crate) &'a Env);
 
 impl Drop for ReportHeld<'_> {
   fn drop(&mut self) {
@@ -599,10 +599,11 @@ impl NativeStore {
   #[napi(ts_return_type = "Promise<RetrieveOutcome>", catch_unwind)]
   pub fn retrieve(&self, reference: String) -> AsyncTask<Work<RetrieveOutcome>> {
     let (backend, now) = (self.backend.clone(), self.stamp.now());
-    on_worker(move || {
+    // Reading an expired block removes it.
+    on_worker_then(move || {
       let blob = backend.retrieve_at(&reference, now)?;
       Ok(RetrieveOutcome { content: Vec::from(blob.content).into(), content_type: blob.content_type })
-    })
+    }, self.report_held_later())
   }
 
   /// Searches a stored block without copying it into JavaScript. The block's text,
