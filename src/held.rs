@@ -11,8 +11,8 @@
 //! A store reports what it holds after every change made on the JavaScript thread and
 //! when a worker's store, removal or retrieve settles. Searches and extended answers,
 //! which remove an expired block they read on a search thread, do not: the store's next
-//! report (or its finalization) catches up. The account is never more than what the
-//! store held at its last report.
+//! report (or its finalization) catches up: the account is what the store held at its
+//! last report.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -25,8 +25,8 @@ use napi_derive::napi;
 static REPORTED: AtomicI64 = AtomicI64::new(0);
 
 /// The bytes of content the process's memory storages account for as external memory
-/// (V8 is told in steps of [`TELL_EVERY`]; Node's `process.memoryUsage()` does not show
-/// it): a diagnostic.
+/// (V8 is told in steps of [`TELL_EVERY`]; Node 22's `process.memoryUsage().external`
+/// does not show it): a diagnostic.
 #[napi(catch_unwind)]
 pub fn held_memory_reported() -> f64 {
   REPORTED.load(Ordering::Relaxed) as f64
@@ -64,8 +64,8 @@ fn adjust(env: &Env, delta: i64) {
 
 /// The bytes accounted as external memory for one memory store, shared by all its
 /// handles (the store's own and its tagged views): accounted once, withdrawn when the
-/// last handle is finalized. Only touched on the JavaScript thread; atomics make it `Send` for the
-/// closures that run there after a worker's store.
+/// last handle is finalized. Only touched on the JavaScript thread; atomics make it
+/// `Send` for the closures that run there after a worker's store.
 #[derive(Debug)]
 pub(crate) struct HeldMemory {
   /// Bytes accounted for the store, as it held them at its last report.
@@ -98,7 +98,7 @@ impl HeldMemory {
     adjust(env, held.saturating_sub(self.reported.swap(held, Ordering::Relaxed)));
   }
 
-  /// One handle finalized: the last one withdraws what was reported.
+  /// One handle finalized: the last one withdraws what the store accounted.
   pub(crate) fn release(&self, env: &Env) {
     if self.handles.fetch_sub(1, Ordering::Relaxed) != 1 {
       return;
