@@ -101,23 +101,30 @@ describe('work that must not run on the event loop', () => {
     const dir = join(work.path, 'big')
     const storage = new FileStorage(dir)
     await storage.store('seed', new TextEncoder().encode('x'), 'text/plain')
-    const journal = Array.from({ length: 100_000 }, (_, i) => `{"f":"1700000000000_${i}_k${i}.txt","t":"text/plain"}\n`).join('')
-    writeFileSync(join(dir, '.metadata.journal'), journal)
-    const fresh = new FileStorage(dir) // opens the directory afresh
-    // Three agents' views (what the plugin gives each agent), each storing for the first time.
-    const views = [0, 1, 2].map(() => (fresh as any)._pluginView())
-    const times: number[] = []
-    const stored: Promise<string>[] = []
-    for (const view of views) {
-      const { ms, done } = syncPart(() => view.store('first', new TextEncoder().encode('y'.repeat(400)), 'text/plain'))
-      times.push(ms)
-      stored.push(done as Promise<string>)
+    writeFileSync(join(dir, '.metadata.journal'), journalOf(100_000))
+    // Reading the journal inline would cost every trial tens of milliseconds; a stray
+    // pause of the machine costs one trial at most, so the best of three trials counts.
+    const trials: number[][] = []
+    for (let trial = 0; trial < 3; trial++) {
+      gc()
+      const fresh = new FileStorage(dir) // opens the directory afresh
+      // Three agents' views (what the plugin gives each agent), each storing for the first time.
+      const views = [0, 1, 2].map(() => (fresh as any)._pluginView())
+      const times: number[] = []
+      const stored: Promise<string>[] = []
+      for (const view of views) {
+        const { ms, done } = syncPart(() => view.store('first', new TextEncoder().encode('y'.repeat(400)), 'text/plain'))
+        times.push(ms)
+        stored.push(done as Promise<string>)
+      }
+      const refs = await Promise.all(stored)
+      // Three artifacts (same key, same millisecond: the names never collide).
+      expect(new Set(refs).size).toBe(3)
+      for (const ref of refs) expect(new TextDecoder().decode((await fresh.retrieve(ref)).content)).toBe('y'.repeat(400))
+      trials.push(times)
     }
-    const refs = await Promise.all(stored)
-    // Three artifacts (same key, same millisecond: the names never collide).
-    expect(new Set(refs).size).toBe(3)
-    for (const ref of refs) expect(new TextDecoder().decode((await fresh.retrieve(ref)).content)).toBe('y'.repeat(400))
-    expect(Math.max(...times), times.map((t) => t.toFixed(2)).join(' ')).toBeLessThan(5)
+    const worst = trials.map((times) => Math.max(...times))
+    expect(Math.min(...worst), trials.map((times) => times.map((t) => t.toFixed(2)).join(' ')).join(' | ')).toBeLessThan(5)
   })
 
   it('agents storing while the directory opens wait for the opening, then store inline: one worker task', async () => {
