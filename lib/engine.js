@@ -40,6 +40,8 @@ function settled(values) {
 
 /** The identity, for blocks kept as the engine makes them. */
 const same = (block) => block
+/** Most stores whose size is counted later (see `OffloaderCounters.countPending`) before they are counted. */
+const MAX_UNCOUNTED = 1024
 
 /**
  * One adapter's engine: its validated options (see ./options.js), its counters, its
@@ -92,10 +94,12 @@ export class OffloadEngine {
       logger.warn('the offload manifest is kept in memory only: its storage namespace failed', err)
     }
     // Our storages tell which references they still hold: `list` shows only those.
-    const nativeStore = storage?.[NATIVE]
     const holds =
-      typeof nativeStore?.holdsEach === 'function'
+      typeof storage?.[NATIVE]?.holdsEach === 'function'
         ? (refs) => {
+            // Read again at each use: an in-memory storage first copies the texts it
+            // has not copied yet (see ./storage/pending-texts.js).
+            const nativeStore = storage[NATIVE]
             // Judged by the storage's clock (an injected `clock` included).
             syncClock(storage, nativeStore)
             return holdStates(nativeStore, refs)
@@ -293,7 +297,7 @@ export class OffloadEngine {
     const tokens = Math.ceil(text.length / CHARS_PER_TOKEN)
     let outcome
     try {
-      outcome = storeShortTextNow(storage, text, `${keyPrefix}_0`)
+      outcome = storeShortTextNow(storage, text, `${keyPrefix}_0`, this.counters.uncounted)
     } catch (err) {
       // Nothing was stored (a store that throws stores nothing): as the general path.
       return this._storeFailed(1, keyPrefix, { tokens, approximate: true }, headPreviewOf(text, previewTokens), err)
@@ -305,7 +309,9 @@ export class OffloadEngine {
     const { counters } = this
     counters.offloads += 1
     counters.blocksStored += 1
+    // Zero for a text not copied yet: its size is counted later (see `countPending`).
     counters.bytesOffloaded += inlineByteLength(outcome)
+    if (counters.uncounted.length >= MAX_UNCOUNTED) counters.countPending()
     counters.tokensBefore += tokens
     counters.tokensAfter += Math.ceil(replacement.length / CHARS_PER_TOKEN)
     return replacement

@@ -6,7 +6,9 @@
 //
 // Checked against the SDK version below. When the SDK changes, this is the file to read:
 // a missing internal module degrades to the fallbacks here, never to a failed import.
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The SDK release these internals were checked against. */
@@ -62,6 +64,23 @@ const otelApi = (() => {
 })()
 
 /**
+ * Where the OpenTelemetry API the SDK resolves keeps its global registrations
+ * (`Symbol.for('opentelemetry.js.api.<major>')`), or `undefined` when its version cannot
+ * be read. Without a context manager registered there, no span is ever active.
+ */
+const otelRegistry = (() => {
+  try {
+    const main = createRequire(sdkEntry).resolve('@opentelemetry/api')
+    const root = main.slice(0, main.lastIndexOf(`${sep}build${sep}`))
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+    const major = /^(\d+)\./.exec(version)?.[1]
+    return major === undefined ? undefined : Symbol.for(`opentelemetry.js.api.${major}`)
+  } catch {
+    return undefined
+  }
+})()
+
+/**
  * The span the SDK is recording for `agent` right now, or `undefined` when its tracing
  * is off (no OpenTelemetry provider registered) or nothing is being recorded: the
  * active span (inside a tool call, the tool's `execute_tool` span), else the agent's
@@ -70,7 +89,9 @@ const otelApi = (() => {
  */
 export function recordingSpan(agent) {
   try {
-    const active = otelApi?.trace?.getActiveSpan?.()
+    // Asking the API costs several cold calls after a garbage collection; with no
+    // context manager registered its answer is known.
+    const active = otelRegistry !== undefined && globalThis[otelRegistry]?.context === undefined ? undefined : otelApi?.trace?.getActiveSpan?.()
     if (active?.isRecording?.()) return active
     const loop = agent?._tracer?._loopSpan
     return loop?.isRecording?.() ? loop : undefined

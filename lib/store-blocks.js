@@ -11,7 +11,7 @@ import { BEYOND_LATIN1, INLINE_LATIN1_UNITS, SHORT_TEXT_UNITS, asUint8Array, mus
 import { BUDGET } from './lifecycle.js'
 import { localeCount } from './numbers.js'
 import { logger } from './sdk.js'
-import { NATIVE, OPENING, PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
+import { NATIVE, NativeBackedStorage, OPENING, PENDING, PLUGIN_VIEW, nativeFor } from './storage/native-backed.js'
 import { isOffloaderStorage, storeContent } from './storage/unified.js'
 
 /**
@@ -88,13 +88,25 @@ function storeTextNowRaw(storage, text, key, contentType) {
  * otherwise (nothing was stored). Answers as the native store does, with one string
  * (`<UTF-8 bytes stored>:<reference>`, read with {@link inlineReference} and
  * {@link inlineByteLength}): after a full garbage collection every new object shape is
- * built again, at microseconds each.
+ * built again, at microseconds each. An in-memory storage that keeps the text pending
+ * (see ./storage/pending-texts.js) leaves the size out (`:<reference>`) when `uncounted`
+ * is given, and records the store there, to be counted later.
+ * @param {object} storage
+ * @param {string} text
+ * @param {string} key
+ * @param {unknown[][]} [uncounted] - see `OffloaderCounters.uncounted`
  * @returns {string | undefined}
  */
-export function storeShortTextNow(storage, text, key) {
+export function storeShortTextNow(storage, text, key, uncounted) {
   const opening = storage[OPENING]
   if (opening && (opening.pending || storage[NATIVE].isOpen === false)) return undefined
   if (text.length > SHORT_TEXT_UNITS && (opening || text.length > INLINE_LATIN1_UNITS || BEYOND_LATIN1.test(text))) return undefined
+  // An in-memory storage with no lifecycle numbers the text now and copies it when it
+  // is next used (see ./storage/pending-texts.js), unless its `store` is overridden.
+  if (Object.hasOwn(storage, PENDING) && storage.store === NativeBackedStorage.prototype.store) {
+    const outcome = storage[PENDING].add(text, key, 'text/plain', uncounted)
+    if (outcome !== undefined) return outcome
+  }
   return storeTextNowRaw(storage, text, key, 'text/plain')
 }
 
@@ -103,7 +115,7 @@ export function inlineReference(outcome) {
   return outcome.slice(outcome.indexOf(':') + 1)
 }
 
-/** The UTF-8 bytes stored, from an inline store's answer (see {@link storeShortTextNow}). */
+/** The UTF-8 bytes stored, from an inline store's answer (see {@link storeShortTextNow}); 0 when left out. */
 export function inlineByteLength(outcome) {
   return Number(outcome.slice(0, outcome.indexOf(':')))
 }

@@ -2,6 +2,7 @@
 // OpenTelemetry span event per offload and retrieval on the span the SDK is recording
 // (when its tracing is on).
 import { recordingSpan } from './sdk.js'
+import { countBytes } from './storage/pending-texts.js'
 
 /** Retrieval modes counted by `stats()`. */
 export const RETRIEVAL_MODES = ['full', 'pattern', 'lineRange', 'head', 'query', 'list']
@@ -20,9 +21,22 @@ export class OffloaderCounters {
   retrievals = Object.fromEntries(RETRIEVAL_MODES.map((m) => [m, 0]))
   pagesServed = 0
   errors = { offload: 0, retrieval: 0 }
+  /**
+   * Stores whose UTF-8 size is not in `bytesOffloaded` yet: texts an in-memory storage
+   * has not copied (see ./storage/pending-texts.js), counted when read.
+   */
+  uncounted = []
+
+  /** Adds the sizes of the stores in `uncounted` to `bytesOffloaded`. */
+  countPending() {
+    if (this.uncounted.length === 0) return
+    this.bytesOffloaded += countBytes(this.uncounted)
+    this.uncounted = []
+  }
 
   /** A plain copy (what `stats()` returns). */
   snapshot() {
+    this.countPending()
     return {
       offloads: this.offloads,
       blocksStored: this.blocksStored,

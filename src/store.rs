@@ -332,6 +332,44 @@ impl NativeStore {
   }
 }
 
+/// When a store handed over later was made (see [`NativeStore::store_latin1_at`]).
+struct StoredAt {
+  sequence: f64,
+  stored_ms: f64,
+  cycle: f64,
+}
+
+/// `value` as a whole number of at most 2^53, or an error naming `name`.
+fn whole(name: &str, value: f64) -> Result<u64> {
+  if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0 {
+    Ok(value as u64)
+  } else {
+    Err(Error::new(Status::InvalidArg, format!("{name} must be a whole number, got {value}")))
+  }
+}
+
+/// The UTF-8 of a string of characters below U+0100: V8 copies its bytes out as they
+/// are, and only characters from U+0080 to U+00FF need encoding here.
+fn latin1_to_utf8(text: StringArg) -> Result<Vec<u8>> {
+  let mut latin1 = Vec::new();
+  text.append_latin1(&mut latin1)?;
+  if latin1.is_ascii() {
+    return Ok(latin1);
+  }
+  let mut out = vec![0u8; latin1.len() * 2];
+  let written = encoding_rs::mem::convert_latin1_to_utf8(&latin1, &mut out);
+  Ok(fitted(out, written))
+}
+
+/// The UTF-8 of a string copied out as UTF-16, encoded with a SIMD transcoder.
+fn utf16_to_utf8(text: Utf16Slice) -> Vec<u8> {
+  let units = text.into_units();
+  // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
+  let mut utf8 = vec![0u8; units.len() * 3];
+  let written = encoding_rs::mem::convert_utf16_to_utf8(&units, &mut utf8);
+  fitted(utf8, written)
+}
+
 /// Accounts what a memory store holds when dropped (see `crate::held`): at the end of a
 /// method that may have changed it, whichever way it returns (not while a panic unwinds).
 pub(crate) struct ReportHeld<'a>(pub(crate) &'a NativeStore, pub(crate) &'a Env);
@@ -476,16 +514,7 @@ impl NativeStore {
     concatenated: Option<bool>,
   ) -> Result<Option<String>> {
     let _held = ReportHeld(self, &env);
-    let mut latin1 = Vec::new();
-    text.append_latin1(&mut latin1)?;
-    let utf8 = if latin1.is_ascii() {
-      latin1
-    } else {
-      let mut out = vec![0u8; latin1.len() * 2];
-      let written = encoding_rs::mem::convert_latin1_to_utf8(&latin1, &mut out);
-      fitted(out, written)
-    };
-    self.store_utf8_now(&key, utf8, &content_type, concatenated)
+    self.store_utf8_now(&key, latin1_to_utf8(text)?, &content_type, concatenated)
   }
 
   /// [`NativeStore::store_latin1_now`] for a string with characters beyond Latin-1:
@@ -501,11 +530,70 @@ impl NativeStore {
     concatenated: Option<bool>,
   ) -> Result<Option<String>> {
     let _held = ReportHeld(self, &env);
-    let units = text.into_units();
-    // At most three UTF-8 bytes per UTF-16 unit (a pair is four bytes for two units).
-    let mut utf8 = vec![0u8; units.len() * 3];
-    let written = encoding_rs::mem::convert_utf16_to_utf8(&units, &mut utf8);
-    self.store_utf8_now(&key, fitted(utf8, written), &content_type, concatenated)
+    self.store_utf8_now(&key, utf16_to_utf8(text), &content_type, concatenated)
+  }
+
+  /// In-memory only: takes the next reference number now for a store whose content is
+  /// handed over later with `storeLatin1At` or `storeUtf16At`, so that references stay
+  /// numbered in the order the stores were made, whatever path each took.
+  #[napi(catch_unwind)]
+  pub fn reserve_sequence(&self) -> Result<f64> {
+    Ok(self.backend.memory()?.next_sequence() as f64)
+  }
+
+  /// In-memory only: the store's reference counter as an `ArrayBuffer` of 8 bytes over
+  /// its native memory (a little-endian `u64`, the last number taken), so that
+  /// JavaScript can take a number without a native call: lent once per store; `null`
+  /// after, or where the runtime allows no external buffers (take numbers with
+  /// `reserveSequence` then). Numbers of a memory store are only taken on the
+  /// JavaScript thread, so a plain increment of the low word is safe there.
+  #[napi(catch_unwind, ts_return_type = "ArrayBuffer | null")]
+  pub fn sequence_cell<'env>(&self, env: &'env Env) -> Result<Option<ArrayBuffer<'env>>> {
+    let Backend::Memory(memory) = &self.backend else {
+      return Ok(None);
+    };
+    let Some(cell) = memory.lend_sequence_cell() else {
+      return Ok(None);
+    };
+    let data = cell.as_ptr().cast::<u8>();
+    // The buffer keeps the store (and so the counter's memory) alive.
+    let owner = Arc::clone(memory);
+    // SAFETY: `data` points at the 8 bytes of an `AtomicU64` inside `owner`'s
+    // allocation, which lives until the finalizer drops `owner`; lent only once.
+    let buffer = unsafe { ArrayBuffer::from_external(env, data, 8, owner, |_, owner| drop(owner)) }?;
+    // A runtime without external buffers gets a copy: no use for sharing.
+    Ok((buffer.as_ptr() == data.cast_const()).then_some(buffer))
+  }
+
+  /// In-memory only: stores a text whose store was made earlier, as if it had been made
+  /// then: under `sequence` (from `reserveSequence`), stored at `storedMs` (ms since the
+  /// epoch) and last used in agent cycle `cycle`. The text must be of characters below
+  /// U+0100 (see `storeLatin1Now`). Returns the UTF-8 bytes stored.
+  #[napi(catch_unwind, ts_args_type = "sequence: number, key: string, text: string, contentType: string, storedMs: number, cycle: number")]
+  pub fn store_latin1_at(&self, env: Env, sequence: f64, key: String, text: StringArg, content_type: String, stored_ms: f64, cycle: f64) -> Result<f64> {
+    let _held = ReportHeld(self, &env);
+    self.store_utf8_at(StoredAt { sequence, stored_ms, cycle }, &key, latin1_to_utf8(text)?, &content_type)
+  }
+
+  /// [`NativeStore::store_latin1_at`] for a text with characters beyond Latin-1.
+  #[napi(catch_unwind, ts_args_type = "sequence: number, key: string, text: string, contentType: string, storedMs: number, cycle: number")]
+  pub fn store_utf16_at(&self, env: Env, sequence: f64, key: String, text: Utf16Slice, content_type: String, stored_ms: f64, cycle: f64) -> Result<f64> {
+    let _held = ReportHeld(self, &env);
+    self.store_utf8_at(StoredAt { sequence, stored_ms, cycle }, &key, utf16_to_utf8(text), &content_type)
+  }
+
+  /// Stores UTF-8 text in memory as made earlier (see [`NativeStore::store_latin1_at`]).
+  fn store_utf8_at(&self, at: StoredAt, key: &str, utf8: Vec<u8>, content_type: &str) -> Result<f64> {
+    let memory = self.backend.memory()?;
+    let byte_length = utf8.len() as f64;
+    let (sequence, stored_ms, cycle) = (whole("sequence", at.sequence)?, whole("storedMs", at.stored_ms)?, whole("cycle", at.cycle)?);
+    if sequence == 0 || sequence > memory.last_sequence() {
+      return Err(Error::new(Status::InvalidArg, format!("sequence {sequence} was never taken")));
+    }
+    let tags = Tags { session: None, ttl_ms: None, now_ms: Some(stored_ms) };
+    let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags };
+    memory.store_blob_used_at(blob, cycle).map_err(to_js_error)?;
+    Ok(byte_length)
   }
 
   /// Stores UTF-8 text right away when that is cheap (see [`NativeStore::store_latin1_now`]).

@@ -6,7 +6,8 @@ import { native } from '../native.js'
 import { LIFECYCLE_OPTION_NAMES, lifecycleOptions, startLifecycle } from '../lifecycle.js'
 import { warnUnknownOptions } from '../option-names.js'
 import { checkNumber } from '../numbers.js'
-import { NATIVE, NativeBackedStorage, SWEEP } from './native-backed.js'
+import { NATIVE, NativeBackedStorage, PENDING, SWEEP } from './native-backed.js'
+import { PendingTexts } from './pending-texts.js'
 
 /**
  * The native eviction window for a JavaScript one. Entries are evicted when
@@ -14,6 +15,11 @@ import { NATIVE, NativeBackedStorage, SWEEP } from './native-backed.js'
  */
 function nativeCycles(n) {
   return n === null || !Number.isFinite(n) ? null : Math.floor(n)
+}
+
+/** The native store of `storage`, without copying the texts it has not copied yet. */
+function uncopied(storage) {
+  return storage[PENDING]?.native ?? storage[NATIVE]
 }
 
 /**
@@ -44,13 +50,32 @@ export class InMemoryStorage extends NativeBackedStorage {
       checkNumber('evictAfterTurns', evictAfterTurns, 'a positive number of cycles or null', () => true)
       if (evictAfterTurns < 1) throw new Error('evictAfterTurns must be a positive integer')
     }
-    super(native.NativeStore.memory(nativeCycles(evictAfterTurns)), false)
+    const nativeStore = native.NativeStore.memory(nativeCycles(evictAfterTurns))
+    // With no lifecycle (no expiry, budget, deduplication, sweep or clock), short texts
+    // are copied into native memory only when the store is next used (see
+    // ./pending-texts.js); the store's handle is then read through a getter that copies
+    // them first.
+    const deferred = Object.keys(lifecycle.policy).length === 0 && lifecycle.intervalSeconds === undefined && lifecycle.clock === undefined
+    super(deferred ? null : nativeStore, false)
+    if (deferred) Object.defineProperty(this, PENDING, { value: new PendingTexts(nativeStore) })
     this.#evictAfterTurns = evictAfterTurns
-    Object.defineProperty(this, SWEEP, { value: startLifecycle(this, this[NATIVE], lifecycle) })
+    Object.defineProperty(this, SWEEP, { value: startLifecycle(this, nativeStore, lifecycle) })
+  }
+
+  /**
+   * The native store; first copies into it the texts not copied yet (see
+   * ./pending-texts.js), when this storage keeps any.
+   * @internal
+   */
+  get [NATIVE]() {
+    const pending = this[PENDING]
+    if (pending?.entries.size > 0) pending.flush()
+    return pending?.native
   }
 
   /** Removes all stored content (offloaded blocks and unified-storage values). */
   clear() {
+    this[PENDING]?.clear()
     this[NATIVE].clear()
     this[NATIVE].kvClear()
   }
@@ -80,7 +105,7 @@ export class InMemoryStorage extends NativeBackedStorage {
     }
     if (evictAfterCycles !== undefined && this.#evictAfterTurns === InMemoryStorage.DEFAULT_EVICT_AFTER_TURNS) {
       this.#evictAfterTurns = evictAfterCycles
-      this[NATIVE].setEvictAfter(nativeCycles(evictAfterCycles))
+      uncopied(this).setEvictAfter(nativeCycles(evictAfterCycles))
     }
   }
 
@@ -89,11 +114,12 @@ export class InMemoryStorage extends NativeBackedStorage {
    * @internal
    */
   _evict(cycle) {
-    const evicted = this[NATIVE].evict(cycle)
-    if (evicted > 0) {
-      logger.debug(`evicted=<${evicted}>, cycle=<${cycle}> | stale entries removed`)
-      // The offload manifest's entries of what was evicted go too.
-      return sweepManifestQuietly(this[NATIVE])
-    }
+    // Texts not copied yet that are due go uncopied (none of them is in the manifest).
+    const dropped = this[PENDING]?.evict(Number.isFinite(cycle) && cycle > 0 ? Math.floor(cycle) : 0, nativeCycles(this.#evictAfterTurns)) ?? 0
+    const nativeStore = uncopied(this)
+    const evicted = nativeStore.evict(cycle)
+    if (evicted + dropped > 0) logger.debug(`evicted=<${evicted + dropped}>, cycle=<${cycle}> | stale entries removed`)
+    // The offload manifest's entries of what was evicted go too.
+    if (evicted > 0) return sweepManifestQuietly(nativeStore)
   }
 }

@@ -19,6 +19,11 @@ export const SWEEP = Symbol('context-offloader.sweep')
 export const OPENING = Symbol('context-offloader.opening')
 /** Internal: whether references are spelled as the SDK's plugin spells them (`<dir>/<file>`). */
 export const PLUGIN_VIEW = Symbol('context-offloader.pluginView')
+/**
+ * Internal: the texts an in-memory storage has numbered but not copied yet (see
+ * ./pending-texts.js); an own property of the storages that keep them.
+ */
+export const PENDING = Symbol('context-offloader.pending')
 
 /**
  * The native store behind `storage` when its `method` (`'store'` or `'retrieve'`) is
@@ -46,8 +51,9 @@ const MAX_TAGGED = 256
  * @param {number | null | undefined} ttl
  */
 export function tagged(storage, sessionId, ttl) {
+  if (sessionId == null && ttl == null) return storage
   const nativeStore = storage?.[NATIVE]
-  if (typeof nativeStore?.withTags !== 'function' || (sessionId == null && ttl == null)) return storage
+  if (typeof nativeStore?.withTags !== 'function') return storage
   if (sessionId != null) checkSessionId(sessionId, 'sessionId')
   let views = TAGGED.get(storage)
   if (!views) TAGGED.set(storage, (views = new Map()))
@@ -56,7 +62,15 @@ export function tagged(storage, sessionId, ttl) {
   if (!view) {
     if (views.size >= MAX_TAGGED) views.clear()
     view = Object.create(storage)
-    Object.defineProperty(view, NATIVE, { value: nativeStore.withTags(sessionId ?? null, ttl ?? null) })
+    const handle = nativeStore.withTags(sessionId ?? null, ttl ?? null)
+    // Reading the storage's own handle first copies what it has not copied yet (see
+    // ./pending-texts.js): the view's handle reaches the same store.
+    Object.defineProperty(view, NATIVE, {
+      get: () => {
+        void storage[NATIVE]
+        return handle
+      },
+    })
     views.set(key, view)
   }
   return view
@@ -90,8 +104,13 @@ export async function kvCall(run) {
  * `list`/`namespace`), with keys normalised natively as the SDK's `normalizeKey`.
  */
 export class NativeBackedStorage {
+  /**
+   * @param {object | null} nativeStore - the native store; `null` when a subclass
+   *   defines `[NATIVE]` itself
+   * @param {boolean} concatenated
+   */
   constructor(nativeStore, concatenated) {
-    Object.defineProperty(this, NATIVE, { value: nativeStore })
+    if (nativeStore !== null) Object.defineProperty(this, NATIVE, { value: nativeStore })
     Object.defineProperty(this, PLUGIN_VIEW, { value: concatenated, writable: true })
   }
 

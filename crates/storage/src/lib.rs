@@ -60,6 +60,19 @@ impl Sequence {
     pub fn next(&self) -> u64 {
         self.0.fetch_add(1, Ordering::Relaxed) + 1
     }
+
+    /// The last number taken (0 before the first).
+    #[must_use]
+    pub fn last(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// The counter itself, for a caller that takes numbers from its memory directly
+    /// (see `MemoryStore::lend_sequence_cell`).
+    #[must_use]
+    pub fn cell(&self) -> &AtomicU64 {
+        &self.0
+    }
 }
 
 /// A blob to store: the sequence number taken for it (see

@@ -2,7 +2,7 @@
 //! `InMemoryStorage`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use bytes::Bytes;
@@ -154,6 +154,8 @@ pub struct MemoryStore {
     id: u64,
     entries: RwLock<Entries>,
     counter: Sequence,
+    /// Whether [`MemoryStore::lend_sequence_cell`] has lent the counter.
+    cell_lent: AtomicBool,
     current_cycle: AtomicU64,
     /// Eviction window in cycles; `0` means eviction is disabled.
     evict_after: AtomicU64,
@@ -184,11 +186,25 @@ impl MemoryStore {
             id,
             entries: RwLock::new(Entries { store_id: id, ..Entries::default() }),
             counter: Sequence::default(),
+            cell_lent: AtomicBool::new(false),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(encode_window(evict_after_cycles)?),
             values: RwLock::default(),
             policy: RwLock::default(),
         })
+    }
+
+    /// The reference counter, lent once in the store's life (`None` after): its
+    /// borrower takes numbers by incrementing the counter's memory itself, on the one
+    /// thread that takes every number of this store.
+    pub fn lend_sequence_cell(&self) -> Option<&AtomicU64> {
+        (!self.cell_lent.swap(true, Ordering::Relaxed)).then(|| self.counter.cell())
+    }
+
+    /// The last reference number taken (0 before the first).
+    #[must_use]
+    pub fn last_sequence(&self) -> u64 {
+        self.counter.last()
     }
 
     /// Changes the eviction window (`None` disables eviction). `Some(0)` is
@@ -340,6 +356,7 @@ impl Default for MemoryStore {
             id,
             entries: RwLock::new(Entries { store_id: id, ..Entries::default() }),
             counter: Sequence::default(),
+            cell_lent: AtomicBool::new(false),
             current_cycle: AtomicU64::new(0),
             evict_after: AtomicU64::new(Self::DEFAULT_EVICT_AFTER_CYCLES),
             values: RwLock::default(),
@@ -361,6 +378,24 @@ impl BlobStore for MemoryStore {
     ///
     /// [`StorageError::TooLarge`] for content larger than the whole budget.
     fn store_blob(&self, blob: NewBlob<'_>) -> Result<String, StorageError> {
+        self.store_blob_used_at(blob, self.current_cycle())
+    }
+
+    fn retrieve(&self, reference: &str) -> Result<Blob, StorageError> {
+        self.retrieve_at(reference, crate::lifecycle::system_now_ms())
+    }
+}
+
+impl MemoryStore {
+    /// [`BlobStore::store_blob`] of a blob last used in agent cycle `cycle`
+    /// rather than the current one: content whose store was recorded earlier
+    /// (numbered with [`BlobStore::next_sequence`] then) and is handed over
+    /// now, evicted as if it had been stored in that cycle.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlobStore::store_blob`].
+    pub fn store_blob_used_at(&self, blob: NewBlob<'_>, cycle: u64) -> Result<String, StorageError> {
         let NewBlob { sequence, key, content, content_type, tags } = blob;
         let policy = self.policy();
         let len = content.len() as u64;
@@ -394,7 +429,7 @@ impl BlobStore for MemoryStore {
         let entry = Entry {
             content,
             content_type: content_type.to_owned(),
-            last_accessed_cycle: AtomicU64::new(self.current_cycle()),
+            last_accessed_cycle: AtomicU64::new(cycle),
             session,
             created_ms,
             expires_ms,
@@ -405,10 +440,6 @@ impl BlobStore for MemoryStore {
         entries.removals.forget(&reference);
         entries.touch(&reference, created_ms);
         Ok(reference)
-    }
-
-    fn retrieve(&self, reference: &str) -> Result<Blob, StorageError> {
-        self.retrieve_at(reference, crate::lifecycle::system_now_ms())
     }
 }
 

@@ -170,3 +170,33 @@ fn concurrent_stores_and_retrieves() {
     assert_eq!(refs.len(), 4000);
     assert_eq!(s.len(), 4000);
 }
+
+#[test]
+fn a_store_handed_over_later_keeps_its_number_and_cycle() {
+    use offload_storage::{NewBlob, Tags};
+    let s = MemoryStore::new(Some(2)).unwrap();
+    // Numbers taken in call order: a later store is handed over first.
+    let early = s.next_sequence();
+    s.evict(1);
+    let later = store(&s, "later", b"b");
+    assert_eq!(later, "mem_2_later");
+    s.evict(3);
+    let tags = Tags { session: None, ttl_ms: None, now_ms: Some(1_000) };
+    let blob = NewBlob { sequence: early, key: "early", content: Bytes::from_static(b"a"), content_type: "text/plain", tags };
+    // Handed over in cycle 3 as stored in cycle 0: evicted as from cycle 0.
+    assert_eq!(s.store_blob_used_at(blob, 0).unwrap(), "mem_1_early");
+    assert_eq!(s.last_sequence(), 2);
+    assert_eq!(s.evict(3), 1, "the early store is idle since cycle 0");
+    assert!(s.retrieve("mem_1_early").is_err());
+    assert!(s.retrieve(&later).is_ok());
+}
+
+#[test]
+fn the_counter_is_lent_once_and_numbers_taken_through_it_count() {
+    let s = MemoryStore::new(None).unwrap();
+    let cell = s.lend_sequence_cell().expect("lent the first time");
+    assert!(s.lend_sequence_cell().is_none(), "lent only once");
+    cell.fetch_add(5, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(s.last_sequence(), 5);
+    assert_eq!(store(&s, "k", b"x"), "mem_6_k");
+}
