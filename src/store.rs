@@ -569,6 +569,8 @@ impl NativeStore {
   /// then: under `sequence` (from `reserveSequence`), stored at `storedMs` (ms since the
   /// epoch) and last used in agent cycle `cycle`. The text must be of characters below
   /// U+0100 (see `storeLatin1Now`). Returns the UTF-8 bytes stored.
+  // One argument per field of the store being handed over, as JavaScript calls it.
+  #[allow(clippy::too_many_arguments)]
   #[napi(catch_unwind, ts_args_type = "sequence: number, key: string, text: string, contentType: string, storedMs: number, cycle: number")]
   pub fn store_latin1_at(&self, env: Env, sequence: f64, key: String, text: StringArg, content_type: String, stored_ms: f64, cycle: f64) -> Result<f64> {
     let _held = ReportHeld(self, &env);
@@ -576,6 +578,8 @@ impl NativeStore {
   }
 
   /// [`NativeStore::store_latin1_at`] for a text with characters beyond Latin-1.
+  // One argument per field of the store being handed over, as JavaScript calls it.
+  #[allow(clippy::too_many_arguments)]
   #[napi(catch_unwind, ts_args_type = "sequence: number, key: string, text: string, contentType: string, storedMs: number, cycle: number")]
   pub fn store_utf16_at(&self, env: Env, sequence: f64, key: String, text: Utf16Slice, content_type: String, stored_ms: f64, cycle: f64) -> Result<f64> {
     let _held = ReportHeld(self, &env);
