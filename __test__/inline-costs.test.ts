@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as native from '../binding.cjs'
 import { ContextOffloader, FileStorage, InMemoryStorage } from '../index.js'
+import { NATIVE, PENDING } from '../lib/storage/native-backed.js'
 import { Driven, TextBlock, tempDir, textOf } from './helpers/harness.js'
 import { gc } from './helpers/heap.js'
 
@@ -186,6 +187,45 @@ describe('work that must not run on the event loop', () => {
       spentThere = (threadCpuMs('offload-free') ?? 0) - freeing
     }
     expect(spentThere, 'the catalog was freed on the background thread').toBeGreaterThanOrEqual(5)
+    expect(spentHere, `JavaScript thread ${spentHere.toFixed(1)} ms, background ${spentThere.toFixed(1)} ms`).toBeLessThan(spentThere)
+  })
+
+  it.runIf(process.platform === 'linux')('an in-memory store freed by the last holder of its shared counter is freed off the JavaScript thread (Linux: thread CPU times)', async () => {
+    // The counter an InMemoryStorage shares with JavaScript (an external ArrayBuffer) keeps
+    // its native store alive; when the buffer goes last, its finalizer drops the store.
+    let storage: any = new InMemoryStorage()
+    let counter: Uint32Array | undefined = storage[PENDING].counter
+    expect(counter).toBeInstanceOf(Uint32Array)
+    let nativeStore = storage[NATIVE]
+    const block = new Uint8Array(64)
+    for (let i = 0; i < 300_000; i++) nativeStore.storeBytesNow(`k${i}`, block, 'text/plain')
+    expect(storage.size).toBe(300_000)
+    // Node runs native finalizers from an immediate after the collection.
+    const finalize = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    }
+    storage = undefined
+    nativeStore = undefined
+    gc()
+    gc()
+    await finalize()
+    // The storage and its handle are gone; the counter (read here, so still alive) holds the store.
+    expect(counter![0]).toBe(300_000)
+    const freeing = threadCpuMs('offload-free') ?? 0
+    counter = undefined
+    gc()
+    gc()
+    const jsThread = cpuMs('/proc/thread-self/schedstat')
+    await finalize()
+    const spentHere = cpuMs('/proc/thread-self/schedstat') - jsThread
+    // Until the background thread is done (its time stops growing).
+    let spentThere = 0
+    for (let waited = 0, last = -1; waited < 10_000 && (spentThere < 5 || spentThere !== last); waited += 50) {
+      last = spentThere
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      spentThere = (threadCpuMs('offload-free') ?? 0) - freeing
+    }
+    expect(spentThere, 'the store was freed on the background thread').toBeGreaterThanOrEqual(5)
     expect(spentHere, `JavaScript thread ${spentHere.toFixed(1)} ms, background ${spentThere.toFixed(1)} ms`).toBeLessThan(spentThere)
   })
 

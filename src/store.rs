@@ -141,10 +141,16 @@ impl Drop for NativeStore {
   /// Runs from the handle's finalizer, on the JavaScript thread: a backend that may
   /// take long to free is freed on a background thread (see `crate::drops`).
   fn drop(&mut self) {
-    if self.backend.costly_to_free() {
-      let placeholder = Backend::Memory(Arc::clone(&FREED));
-      drop_in_background(std::mem::replace(&mut self.backend, placeholder));
-    }
+    let placeholder = Backend::Memory(Arc::clone(&FREED));
+    free_off_thread(std::mem::replace(&mut self.backend, placeholder));
+  }
+}
+
+/// Drops `backend` here, or on a background thread when freeing it may take long (when
+/// this was its last handle).
+fn free_off_thread(backend: Backend) {
+  if backend.costly_to_free() {
+    drop_in_background(backend);
   }
 }
 
@@ -560,7 +566,9 @@ impl NativeStore {
     let owner = Arc::clone(memory);
     // SAFETY: `data` points at the 8 bytes of an `AtomicU64` inside `owner`'s
     // allocation, which lives until the finalizer drops `owner`; lent only once.
-    let buffer = unsafe { ArrayBuffer::from_external(env, data, 8, owner, |_, owner| drop(owner)) }?;
+    // Its finalizer may drop the store's last handle: a store that takes long to free is
+    // then freed in the background, as a `NativeStore`'s last handle frees it.
+    let buffer = unsafe { ArrayBuffer::from_external(env, data, 8, owner, |_, owner| free_off_thread(Backend::Memory(owner))) }?;
     // A runtime without external buffers gets a copy: no use for sharing.
     Ok((buffer.as_ptr() == data.cast_const()).then_some(buffer))
   }
