@@ -43,13 +43,24 @@ async function outcome(run: () => unknown): Promise<unknown> {
 
 const decoder = new TextDecoder()
 
+/**
+ * An InMemoryStorage that copies every text at once (a background sweep, which finds
+ * nothing to remove without a TTL, turns deferral off), else the same as `new
+ * InMemoryStorage(window)`.
+ */
+function copyingStorage(window: number | null | undefined): any {
+  const storage: any = new ours.InMemoryStorage({ ...(window !== undefined && { evictAfterTurns: window }), cleanupIntervalSeconds: 3_600 })
+  storage.close()
+  expect(Object.hasOwn(storage, PENDING)).toBe(false)
+  return storage
+}
+
 /** One seeded run of random operations on a deferring storage and one that copies at once. */
 async function runSeed(seed: number) {
   const r = prng(seed)
   const window = r.pick([1, 2, 3, null, undefined])
-  const make = () => (window === undefined ? new ours.InMemoryStorage() : new ours.InMemoryStorage(window))
-  const deferring: any = make()
-  const copying: any = make()
+  const deferring: any = window === undefined ? new ours.InMemoryStorage() : new ours.InMemoryStorage(window)
+  const copying: any = copyingStorage(window)
   expect(Object.hasOwn(deferring, PENDING)).toBe(true)
   const sides = [deferring, copying]
   const uncounted: unknown[][] = []
@@ -69,7 +80,6 @@ async function runSeed(seed: number) {
       const key = r.pick(keys)
       const a = storeShortTextNow(deferring, text, key, uncounted)
       const b = storeShortTextNow(copying, text, key)
-      void copying[NATIVE] // copies at once, as every store did before
       expect(typeof a, where).toBe('string')
       expect(inlineReference(a!), where).toBe(inlineReference(b!))
       countedDeferring += inlineByteLength(a!)
@@ -136,6 +146,52 @@ describe('in-memory texts copied when next used', () => {
     for (let seed = 1; seed <= 80; seed++) deferred += await runSeed(seed)
     // The runs did keep texts pending (the comparison is not between two copying stores).
     expect(deferred).toBeGreaterThan(500)
+  })
+
+  test('worker-thread stores, reads and searches in flight while texts are kept, copied and evicted see what a copying storage sees', async () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const r = prng(1_000 + seed)
+      const sides: any[] = [new ours.InMemoryStorage(2), copyingStorage(2)]
+      const [deferring, copying] = sides
+      const refs: string[] = []
+      const inFlight: Array<Promise<unknown[]>> = []
+      let cycle = 0
+      for (let step = 0; step < 120; step++) {
+        const op = r.pick(['short', 'short', 'short', 'worker', 'read', 'search', 'evict'])
+        const ref = refs.length > 0 ? r.pick(refs) : 'mem_1_k_0'
+        if (op === 'short') {
+          const text = randomText(r, r.int(1, 3_000))
+          const key = `k${step}_0`
+          const a = storeShortTextNow(deferring, text, key, [])
+          storeShortTextNow(copying, text, key)
+          refs.push(inlineReference(a!))
+        } else if (op === 'worker') {
+          // Numbered now, stored on a worker thread (2 MB: too large to store inline).
+          const bytes = new Uint8Array(2_000_000).fill(r.int(0, 255))
+          const stores = sides.map((s) => s[NATIVE].storeBytes(`w${step}`, bytes, 'application/octet-stream').then((o: any) => o.reference))
+          const ref = `mem_${deferring[PENDING].counter[0]}_w${step}`
+          // Read once stored on both sides (a read racing its own store may go either way).
+          inFlight.push(Promise.all(stores).then((done) => (refs.push(ref), done.concat(ref))))
+        } else if (op === 'read') {
+          inFlight.push(Promise.all(sides.map((s) => outcome(() => s.retrieve(ref)))))
+        } else if (op === 'search') {
+          const pattern = r.pick(['a', 'é', '中'])
+          inFlight.push(Promise.all(sides.map((s) => outcome(() => s[NATIVE].search(ref, { pattern }, 500)))))
+        } else {
+          // What is in flight settles first: a read racing an eviction may go either way,
+          // on either storage.
+          for (const [a, b] of await Promise.all(inFlight.splice(0))) expect(a, `seed ${seed}, step ${step}`).toEqual(b)
+          cycle += 1
+          for (const s of sides) s._evict(cycle)
+        }
+      }
+      for (const [a, b] of await Promise.all(inFlight)) expect(a, `seed ${seed}`).toEqual(b)
+      expect(deferring.size, `seed ${seed}`).toBe(copying.size)
+      for (const ref of refs) {
+        const [a, b] = await Promise.all(sides.map((s) => outcome(() => s.retrieve(ref))))
+        expect(a, `seed ${seed}, ${ref}`).toEqual(b)
+      }
+    }
   })
 
   test('a text evicted unread is dropped without being copied, and reads as never stored', async () => {
