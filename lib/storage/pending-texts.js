@@ -5,7 +5,7 @@
 // results are never read. So an in-memory store with no lifecycle options takes the
 // reference number at once (references stay numbered in call order, whatever path each
 // store takes) and keeps the JavaScript string; the copy is made when the store is next
-// used in any other way (a read, a search, a count, a snapshot, another store), and
+// used in any other way (a read, a search, a count, a listing, another store), and
 // never for a text evicted unread. Pending texts are held on the JavaScript heap,
 // bounded by what copying them costs (see `MAX_PENDING_COST`): the copy runs on the
 // JavaScript thread, as the inline stores it replaces would have.
@@ -121,6 +121,7 @@ export class PendingTexts {
       const method = entry[LATIN1] ? 'storeLatin1At' : 'storeUtf16At'
       const text = entry[TEXT]
       entry[TEXT] = undefined
+      // Counted as nothing should the copy throw (then nothing was stored).
       entry[BYTES] = 0
       entry[BYTES] = native[method](entry[SEQUENCE], entry[KEY], text, entry[CONTENT_TYPE], entry[STORED_MS], entry[CYCLE])
     }
