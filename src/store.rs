@@ -17,6 +17,7 @@ use offload_storage::{Blob, BlobStore, FileStore, Lifecycle, MemoryStore, NewBlo
 use crate::drops::drop_in_background;
 use crate::error::to_js_error;
 use crate::held::HeldMemory;
+use crate::lifecycle::whole;
 use crate::search::{outcome, retrieval_query, run_search, SearchOutcome, SearchQuery};
 use crate::offload::EncodedText;
 use crate::task::{on_worker, on_worker_then, Settled, Work};
@@ -338,22 +339,6 @@ impl NativeStore {
   }
 }
 
-/// When a store handed over later was made (see [`NativeStore::store_latin1_at`]).
-struct StoredAt {
-  sequence: f64,
-  stored_ms: f64,
-  cycle: f64,
-}
-
-/// `value` as a whole number of at most 2^53, or an error naming `name`.
-fn whole(name: &str, value: f64) -> Result<u64> {
-  if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0 {
-    Ok(value as u64)
-  } else {
-    Err(Error::new(Status::InvalidArg, format!("{name} must be a whole number, got {value}")))
-  }
-}
-
 /// The UTF-8 of a string of characters below U+0100: V8 copies its bytes out as they
 /// are, and only characters from U+0080 to U+00FF need encoding here.
 fn latin1_to_utf8(text: StringArg) -> Result<Vec<u8>> {
@@ -582,7 +567,8 @@ impl NativeStore {
   #[napi(catch_unwind, ts_args_type = "sequence: number, key: string, text: string, contentType: string, storedMs: number, cycle: number")]
   pub fn store_latin1_at(&self, env: Env, sequence: f64, key: String, text: StringArg, content_type: String, stored_ms: f64, cycle: f64) -> Result<f64> {
     let _held = ReportHeld(self, &env);
-    self.store_utf8_at(StoredAt { sequence, stored_ms, cycle }, &key, latin1_to_utf8(text)?, &content_type)
+    let at = self.stored_at(sequence, stored_ms, cycle)?;
+    self.store_utf8_at(at, &key, latin1_to_utf8(text)?, &content_type)
   }
 
   /// [`NativeStore::store_latin1_at`] for a text with characters beyond Latin-1.
@@ -591,17 +577,25 @@ impl NativeStore {
   #[napi(catch_unwind, ts_args_type = "sequence: number, key: string, text: string, contentType: string, storedMs: number, cycle: number")]
   pub fn store_utf16_at(&self, env: Env, sequence: f64, key: String, text: Utf16Slice, content_type: String, stored_ms: f64, cycle: f64) -> Result<f64> {
     let _held = ReportHeld(self, &env);
-    self.store_utf8_at(StoredAt { sequence, stored_ms, cycle }, &key, utf16_to_utf8(text), &content_type)
+    let at = self.stored_at(sequence, stored_ms, cycle)?;
+    self.store_utf8_at(at, &key, utf16_to_utf8(text), &content_type)
   }
 
-  /// Stores UTF-8 text in memory as made earlier (see [`NativeStore::store_latin1_at`]).
-  fn store_utf8_at(&self, at: StoredAt, key: &str, utf8: Vec<u8>, content_type: &str) -> Result<f64> {
+  /// The number, time and cycle of a store handed over later, checked before its text is
+  /// converted: `(sequence, storedMs, cycle)`.
+  fn stored_at(&self, sequence: f64, stored_ms: f64, cycle: f64) -> Result<(u64, u64, u64)> {
     let memory = self.backend.memory()?;
-    let byte_length = utf8.len() as f64;
-    let (sequence, stored_ms, cycle) = (whole("sequence", at.sequence)?, whole("storedMs", at.stored_ms)?, whole("cycle", at.cycle)?);
+    let (sequence, stored_ms, cycle) = (whole(sequence, "sequence")?, whole(stored_ms, "storedMs")?, whole(cycle, "cycle")?);
     if sequence == 0 || sequence > memory.last_sequence() {
       return Err(Error::new(Status::InvalidArg, format!("sequence {sequence} was never taken")));
     }
+    Ok((sequence, stored_ms, cycle))
+  }
+
+  /// Stores UTF-8 text in memory as made earlier (see [`NativeStore::store_latin1_at`]).
+  fn store_utf8_at(&self, (sequence, stored_ms, cycle): (u64, u64, u64), key: &str, utf8: Vec<u8>, content_type: &str) -> Result<f64> {
+    let memory = self.backend.memory()?;
+    let byte_length = utf8.len() as f64;
     let tags = Tags { session: None, ttl_ms: None, now_ms: Some(stored_ms) };
     let blob = NewBlob { sequence, key, content: Bytes::from(utf8), content_type, tags };
     memory.store_blob_used_at(blob, cycle).map_err(to_js_error)?;
