@@ -8,8 +8,7 @@ import { ContextOffloader, InMemoryStorage } from '../index.js'
 import { prng } from './helpers/harness'
 
 /** Offloads `text` through the plugin into `storage` and returns the stored bytes. */
-async function offloadAndRead(text: string): Promise<Uint8Array> {
-  const storage = new InMemoryStorage()
+async function offloadAndRead(text: string, storage = new InMemoryStorage()): Promise<Uint8Array> {
   const plugin = new ContextOffloader({ storage, maxResultTokens: 10, previewTokens: 1 })
   const hooks = new Map<unknown, (event: unknown) => unknown>()
   const agent = {
@@ -77,6 +76,32 @@ describe('string transfer to native memory', () => {
       const stored = await offloadAndRead(text)
       const expected = new TextEncoder().encode(text)
       expect(Buffer.compare(Buffer.from(stored), Buffer.from(expected)), `case ${n}`).toBe(0)
+    }
+  })
+
+  // A long text is encoded by two threads, each taking half of its code units (see
+  // src/utf8.rs); under a byte budget its UTF-8 size is counted first, and that count
+  // is used again when it is encoded.
+  it('stores long texts encoded in two halves exactly, whatever stands at the middle, with or without a byte budget', async () => {
+    const HALVED = 512 * 1024
+    const random = prng(21)
+    const middles = ['😀', '\ud800', '\udc00', '\udc00\ud800', 'é', '€', 'a']
+    const fills = ['日本語', '€', 'é€😀', 'abcdefghij日']
+    for (let n = 0; n < 24; n++) {
+      // Around the threshold, at one and at several slices.
+      const length = random.pick([HALVED, HALVED + 1, HALVED + 3, SLICE, SLICE + 5, 2 * SLICE + 1, 3 * SLICE - 1])
+      const fill = random.pick(fills).repeat(Math.ceil(length / 2))
+      const middle = random.pick(middles)
+      let text = fill.slice(0, length)
+      const at = Math.floor(text.length / 2) - random.int(0, 1)
+      text = text.slice(0, at) + middle + text.slice(at + middle.length)
+      if (random.next() < 0.5) text = 'x'.repeat(random.int(1, 3)) + text
+      const budget = n % 2 === 1
+      const storage = budget ? new InMemoryStorage({ maxBytes: 64 * 1024 * 1024 }) : new InMemoryStorage()
+      const stored = await offloadAndRead(text, storage)
+      const expected = Buffer.from(new TextEncoder().encode(text))
+      expect(stored.length, `case ${n}`).toBe(expected.length)
+      expect(Buffer.compare(Buffer.from(stored), expected), `case ${n} (${length} units, budget ${budget})`).toBe(0)
     }
   })
 

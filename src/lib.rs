@@ -32,6 +32,7 @@ mod store;
 mod task;
 mod text;
 mod tokens;
+mod utf8;
 
 pub use allocator::*;
 pub use answers::*;

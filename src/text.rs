@@ -9,6 +9,8 @@
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
+use crate::utf8::Run;
+use std::cell::OnceCell;
 use std::ptr;
 
 /// One run of a JavaScript string in the form it was copied out of V8.
@@ -31,6 +33,9 @@ pub struct NativeText {
   expected_units: usize,
   /// Whether some character received so far is not ASCII.
   non_ascii: bool,
+  /// Each segment's UTF-8 size, once counted (see [`NativeText::utf8_len`]): counted
+  /// once, for the caller that checks the size before storing and for the encoding.
+  sizes: OnceCell<Vec<usize>>,
 }
 
 impl Drop for NativeText {
@@ -142,13 +147,14 @@ impl NativeText {
   #[napi(constructor, catch_unwind)]
   pub fn new(expected_length: Option<f64>) -> Self {
     let expected_units = expected_length.filter(|n| n.is_finite() && *n > 0.0).map_or(0, |n| n as usize);
-    Self { segments: Vec::new(), expected_units, non_ascii: false }
+    Self { segments: Vec::new(), expected_units, non_ascii: false, sizes: OnceCell::new() }
   }
 
   /// Appends a slice whose characters are all below U+0100 (checked by the caller with
   /// `/[^\x00-\xff]/`, which V8 answers in constant time for one-byte strings).
   #[napi(catch_unwind)]
   pub fn push_latin1(&mut self, slice: StringArg) -> Result<()> {
+    self.sizes.take();
     if !matches!(self.segments.last(), Some(Segment::Latin1(_))) {
       let remaining = self.expected_units.saturating_sub(self.length() as usize);
       // One byte more than the text: napi always writes a terminating NUL, and a
@@ -169,6 +175,7 @@ impl NativeText {
   /// Appends a slice of any characters as raw UTF-16.
   #[napi(catch_unwind)]
   pub fn push_utf16(&mut self, slice: Utf16Slice) {
+    self.sizes.take();
     self.non_ascii |= slice.0.iter().any(|&u| u >= 0x80);
     self.segments.push(Segment::Utf16(slice.0));
   }
@@ -191,7 +198,7 @@ impl NativeText {
   /// Moves the received slices out, leaving this text empty (it can be reused).
   pub fn take(&mut self) -> PendingText {
     let non_ascii = std::mem::replace(&mut self.non_ascii, false);
-    PendingText { segments: std::mem::take(&mut self.segments), non_ascii }
+    PendingText { segments: std::mem::take(&mut self.segments), non_ascii, sizes: self.sizes.take() }
   }
 
   /// Number of UTF-16 code units received so far.
@@ -213,7 +220,7 @@ impl NativeText {
     }
     // A pair split between two segments counts 3 + 3 here instead of 4: an
     // overestimate by 2, on the safe side of every limit it is compared with.
-    self.segments.iter().map(Segment::utf8_len).sum()
+    self.sizes.get_or_init(|| self.segments.iter().map(Segment::utf8_len).collect()).iter().sum()
   }
 
   /// The text as UTF-8 when it is all ASCII, taken out of this object: its one buffer
@@ -224,6 +231,7 @@ impl NativeText {
     if !ascii {
       return None;
     }
+    self.sizes.take();
     if self.segments.len() <= 1 {
       return self.take_if_utf8();
     }
@@ -243,7 +251,10 @@ impl NativeText {
       return None;
     }
     match self.segments.pop() {
-      Some(Segment::Latin1(bytes)) => Some(bytes),
+      Some(Segment::Latin1(bytes)) => {
+        self.sizes.take();
+        Some(bytes)
+      }
       Some(other) => {
         self.segments.push(other);
         None
@@ -258,13 +269,26 @@ pub struct PendingText {
   segments: Vec<Segment>,
   /// Whether some character is not ASCII (when false, Latin-1 bytes are UTF-8).
   non_ascii: bool,
+  /// Each segment's UTF-8 size when already counted.
+  sizes: Option<Vec<usize>>,
 }
 
 impl PendingText {
   /// Encodes the text as UTF-8, replacing lone surrogates with U+FFFD exactly as
   /// `TextEncoder` does. A single ASCII slice is reused without copying; otherwise
-  /// the exact size is computed first and ASCII slices are plain copies.
-  pub fn into_utf8(mut self) -> Vec<u8> {
+  /// the exact size is computed first and ASCII slices are plain copies (a long text
+  /// by two threads: see `crate::utf8`). For worker threads; on the JavaScript thread,
+  /// [`PendingText::into_utf8_here`].
+  pub fn into_utf8(self) -> Vec<u8> {
+    self.encode(true)
+  }
+
+  /// [`PendingText::into_utf8`] on the calling thread alone.
+  pub fn into_utf8_here(self) -> Vec<u8> {
+    self.encode(false)
+  }
+
+  fn encode(mut self, may_split: bool) -> Vec<u8> {
     if !self.non_ascii {
       if let [Segment::Latin1(_)] = self.segments.as_slice() {
         if let Some(Segment::Latin1(bytes)) = self.segments.pop() {
@@ -272,50 +296,34 @@ impl PendingText {
         }
       }
     }
-    let units = join_split_pairs(self.segments);
-    let sizes: Vec<usize> = units.iter().map(Segment::utf8_len).collect();
-    let mut out: Vec<u8> = Vec::with_capacity(sizes.iter().sum());
-    for (segment, &size) in units.iter().zip(&sizes) {
-      match segment {
-        Segment::Latin1(bytes) if bytes.is_ascii() => out.extend_from_slice(bytes),
-        Segment::Latin1(bytes) => {
-          append_encoded(&mut out, size, |dst| {
-            let (_, written) = encoding_rs::mem::convert_latin1_to_utf8_partial(bytes, dst);
-            written
-          })
-        }
-        Segment::Utf16(units) => append_encoded(&mut out, size, |dst| {
-          let (_, written) = encoding_rs::mem::convert_utf16_to_utf8_partial(units, dst);
-          written
-        }),
-      }
-    }
-    out
+    let (segments, joined) = join_split_pairs(self.segments);
+    // Sizes counted before a pair was joined are not those of the joined segments.
+    let sizes = if joined { None } else { self.sizes };
+    let runs: Vec<Run<'_>> = segments.iter().map(Segment::run).collect();
+    crate::utf8::encode_runs(&runs, may_split, sizes)
   }
 }
 
-/// Grows `out` by exactly `len` bytes and lets `encode` fill them; `encode`
-/// returns how many bytes it wrote (always `len`, as `len` is the exact size).
-fn append_encoded(out: &mut Vec<u8>, len: usize, encode: impl FnOnce(&mut [u8]) -> usize) {
-  let start = out.len();
-  out.resize(start + len, 0);
-  let written = encode(&mut out[start..]);
-  out.truncate(start + written);
-}
-
 impl Segment {
+  /// This segment's characters, borrowed.
+  fn run(&self) -> Run<'_> {
+    match self {
+      Segment::Latin1(bytes) => Run::Latin1(bytes),
+      Segment::Utf16(units) => Run::Utf16(units),
+    }
+  }
+
   /// Number of UTF-8 bytes this segment encodes to (lone surrogates count as U+FFFD).
   fn utf8_len(&self) -> usize {
-    match self {
-      Segment::Latin1(bytes) => bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count(),
-      Segment::Utf16(units) => offload_search::utf16::utf8_len_of_utf16(units),
-    }
+    self.run().utf8_len()
   }
 }
 
 /// Moves a high surrogate that ends a UTF-16 segment to the front of the next
-/// UTF-16 segment, so a pair split by slicing is encoded as one character.
-fn join_split_pairs(segments: Vec<Segment>) -> Vec<Segment> {
+/// UTF-16 segment, so a pair split by slicing is encoded as one character; and whether
+/// one was moved.
+fn join_split_pairs(segments: Vec<Segment>) -> (Vec<Segment>, bool) {
+  let mut joined_any = false;
   let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
   for segment in segments {
     if let (Segment::Utf16(next), Some(Segment::Utf16(prev))) = (&segment, out.last_mut()) {
@@ -325,11 +333,12 @@ fn join_split_pairs(segments: Vec<Segment>) -> Vec<Segment> {
           joined.push(high);
           joined.extend_from_slice(next);
           out.push(Segment::Utf16(joined));
+          joined_any = true;
           continue;
         }
       }
     }
     out.push(segment);
   }
-  out
+  (out, joined_any)
 }
