@@ -48,8 +48,12 @@ const decoder = new TextDecoder()
  * nothing to remove without a TTL, turns deferral off), else the same as `new
  * InMemoryStorage(window)`.
  */
-function copyingStorage(window: number | null | undefined): any {
-  const storage: any = new ours.InMemoryStorage({ ...(window !== undefined && { evictAfterTurns: window }), cleanupIntervalSeconds: 3_600 })
+function copyingStorage(window: number | null | undefined, ttlSeconds?: number): any {
+  const storage: any = new ours.InMemoryStorage({
+    ...(window !== undefined && { evictAfterTurns: window }),
+    ...(ttlSeconds !== undefined && { ttlSeconds }),
+    cleanupIntervalSeconds: 3_600,
+  })
   storage.close()
   expect(Object.hasOwn(storage, PENDING)).toBe(false)
   return storage
@@ -59,8 +63,15 @@ function copyingStorage(window: number | null | undefined): any {
 async function runSeed(seed: number) {
   const r = prng(seed)
   const window = r.pick([1, 2, 3, null, undefined])
-  const deferring: any = window === undefined ? new ours.InMemoryStorage() : new ours.InMemoryStorage(window)
-  const copying: any = copyingStorage(window)
+  // A default TTL keeps deferral on (nothing expires within a run: see the expiry test).
+  const ttlSeconds = r.pick([undefined, undefined, 3_600])
+  const deferring: any =
+    ttlSeconds !== undefined
+      ? new ours.InMemoryStorage({ ...(window !== undefined && { evictAfterTurns: window }), ttlSeconds })
+      : window === undefined
+        ? new ours.InMemoryStorage()
+        : new ours.InMemoryStorage(window)
+  const copying: any = copyingStorage(window, ttlSeconds)
   expect(Object.hasOwn(deferring, PENDING)).toBe(true)
   const sides = [deferring, copying]
   const uncounted: unknown[][] = []
@@ -289,8 +300,46 @@ describe('in-memory texts copied when next used', () => {
     expect(storage[PENDING].entries.size).toBe(1)
   })
 
+  test('a pending text expires by the storage TTL as a text copied at once does', async () => {
+    // Texts stored on both storages in the same millisecond, some read (so copied) before
+    // they expire and some not; after the TTL every use answers alike.
+    for (let round = 0; round < 3; round++) {
+      let deferring: any
+      let copying: any
+      let refs: string[] = []
+      // Retry until every store landed in one millisecond (the two sides' times must match).
+      for (let attempt = 0; attempt < 20; attempt++) {
+        deferring = new ours.InMemoryStorage({ ttlSeconds: 0.15 })
+        copying = copyingStorage(undefined, 0.15)
+        expect(Object.hasOwn(deferring, PENDING)).toBe(true)
+        const started = Date.now()
+        refs = ['a', 'é', '中', 'x'].map((piece, i) => {
+          const text = piece.repeat(200 + i)
+          const a = storeShortTextNow(deferring, text, `k${i}_0`, [])
+          const b = storeShortTextNow(copying, text, `k${i}_0`)
+          expect(inlineReference(a!)).toBe(inlineReference(b!))
+          return inlineReference(a!)
+        })
+        if (Date.now() === started) break
+      }
+      expect(deferring[PENDING].entries.size).toBe(4)
+      // One read while fresh: copies all four (any native use does), and answers alike.
+      if (round === 1) expect(await outcome(() => deferring.retrieve(refs[0]!))).toEqual(await outcome(() => copying.retrieve(refs[0]!)))
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      for (const ref of refs) {
+        const [a, b] = await Promise.all([deferring, copying].map((s) => outcome(() => s.retrieve(ref))))
+        expect(a, `round ${round}, ${ref}`).toEqual(b)
+        expect(JSON.stringify(a)).toMatch(/expired|not found/i)
+      }
+      expect([deferring.size, deferring.byteLength]).toEqual([copying.size, copying.byteLength])
+      expect(await deferring.stats()).toEqual(await copying.stats())
+      expect(await deferring.cleanupExpired()).toBe(await copying.cleanupExpired())
+      expect(deferring.size).toBe(0)
+    }
+  })
+
   test('storages with a lifecycle, and overridden stores, copy at once', () => {
-    for (const options of [{ ttlSeconds: 60 }, { maxBytes: 1 << 20 }, { dedup: true }, { clock: () => Date.now() }, { cleanupIntervalSeconds: 60 }]) {
+    for (const options of [{ maxBytes: 1 << 20 }, { dedup: true }, { clock: () => Date.now() }, { cleanupIntervalSeconds: 60 }, { ttlSeconds: 60, dedup: true }]) {
       const storage: any = new ours.InMemoryStorage(options)
       expect(Object.hasOwn(storage, PENDING), JSON.stringify(options)).toBe(false)
       storeShortTextNow(storage, 'a'.repeat(100), 'k_0')

@@ -79,15 +79,17 @@ describe('string transfer to native memory', () => {
     }
   })
 
-  // A long text is encoded by two threads, each taking half of its code units (see
-  // src/utf8.rs); under a byte budget its UTF-8 size is counted first, and that count
-  // is used again when it is encoded.
+  // A long text is encoded on a worker by two threads, each taking half of its code
+  // units (see src/utf8.rs). A mostly-ASCII one of at most 1M units is encoded inline
+  // instead, its UTF-8 size counted first (to tell whether it may be) and that count used
+  // again for the encoding.
   it('stores long texts encoded in two halves exactly, whatever stands at the middle, with or without a byte budget', async () => {
     const HALVED = 512 * 1024
     const random = prng(21)
     const middles = ['😀', '\ud800', '\udc00', '\udc00\ud800', 'é', '€', 'a']
-    const fills = ['日本語', '€', 'é€😀', 'abcdefghij日']
-    for (let n = 0; n < 24; n++) {
+    // Dense scripts (encoded by two threads), and mostly ASCII (encoded inline up to 1M units).
+    const fills = ['日本語', '€', 'é€😀', 'abcdefghij日', 'the quick brown fox jumps over the lazy dog € ']
+    for (let n = 0; n < 30; n++) {
       // Around the threshold, at one and at several slices.
       const length = random.pick([HALVED, HALVED + 1, HALVED + 3, SLICE, SLICE + 5, 2 * SLICE + 1, 3 * SLICE - 1])
       const fill = random.pick(fills).repeat(Math.ceil(length / 2))

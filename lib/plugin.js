@@ -360,9 +360,10 @@ export class ContextOffloader {
       if (forced === false) return
     }
     // Offloads of many agents run as one chain of promises: each takes its turn of the
-    // event loop, so that timers and I/O run between them.
+    // event loop, so that timers and I/O run between them. Then the one-pass offload, if
+    // it applies, is that turn's one piece of work (whether or not the result waited).
     if (mustYield()) await waitForTurn()
-    else if (forced === undefined && this._offloadShortText(event)) return
+    if (forced === undefined && this._offloadShortText(event)) return
     const content = event.result.content
     const toolUseId = event.result.toolUseId
     const deciding = this._decide(content, event.result, event.agent)

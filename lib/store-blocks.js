@@ -101,7 +101,7 @@ export function storeShortTextNow(storage, text, key, uncounted) {
   const opening = storage[OPENING]
   if (opening && (opening.pending || storage[NATIVE].isOpen === false)) return undefined
   if (text.length > SHORT_TEXT_UNITS && (opening || text.length > INLINE_LATIN1_UNITS || BEYOND_LATIN1.test(text))) return undefined
-  // An in-memory storage with no lifecycle numbers the text now and copies it when it
+  // An in-memory storage with no lifecycle (but a TTL) numbers the text now and copies it when it
   // is next used (see ./storage/pending-texts.js), unless its `store` is overridden.
   if (Object.hasOwn(storage, PENDING) && storage.store === NativeBackedStorage.prototype.store) {
     const outcome = storage[PENDING].add(text, key, 'text/plain', uncounted)

@@ -51,11 +51,14 @@ export class InMemoryStorage extends NativeBackedStorage {
       if (evictAfterTurns < 1) throw new Error('evictAfterTurns must be a positive integer')
     }
     const nativeStore = native.NativeStore.memory(nativeCycles(evictAfterTurns))
-    // With no lifecycle (no expiry, budget, deduplication, sweep or clock), short texts
-    // are copied into native memory only when the store is next used (see
+    // With no lifecycle but a default TTL (no budget, deduplication, sweep or clock),
+    // short texts are copied into native memory only when the store is next used (see
     // ./pending-texts.js); the store's handle is then read through a getter that copies
-    // them first.
-    const deferred = Object.keys(lifecycle.policy).length === 0 && lifecycle.intervalSeconds === undefined && lifecycle.clock === undefined
+    // them first. A copy keeps the time of its store, so a text expires when it would
+    // have had it been copied at once: every use that could tell copies it first.
+    const policyNames = Object.keys(lifecycle.policy)
+    const deferred =
+      policyNames.every((name) => name === 'defaultTtlMs') && lifecycle.intervalSeconds === undefined && lifecycle.clock === undefined
     super(deferred ? null : nativeStore, false)
     if (deferred) Object.defineProperty(this, PENDING, { value: new PendingTexts(nativeStore) })
     this.#evictAfterTurns = evictAfterTurns

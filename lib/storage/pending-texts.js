@@ -2,7 +2,8 @@
 //
 // Copying a result into native memory as it is offloaded costs little work but lands
 // in memory never touched before (a page fault every 4 KiB), and most offloaded
-// results are never read. So an in-memory store with no lifecycle options takes the
+// results are never read. So an in-memory store with no lifecycle options (a default
+// TTL aside: a copy keeps its store's time, so it expires as it would have) takes the
 // reference number at once (references stay numbered in call order, whatever path each
 // store takes) and keeps the JavaScript string; the copy is made when the store is next
 // used in any other way (a read, a search, a count, a listing, another store), and
