@@ -376,11 +376,35 @@ describe('in-memory texts copied when next used', () => {
     expect(driven.plugin.stats().bytesOffloaded).toBe(expected)
   })
 
+  test('through the plugin: a result that waited for its turn of the event loop is kept pending too', async () => {
+    const storage: any = new ours.InMemoryStorage()
+    const driven = new Driven(new ours.ContextOffloader({ storage, maxResultTokens: 20, previewTokens: 5 }))
+    const refOf = (replaced: any) => replaced.content[0].text.split('[Stored references:]\n')[1].trim().split(' (')[0]
+    await new Promise((resolve) => setImmediate(resolve))
+    // Offloads started together in one turn: after 2 ms of inline work the next ones wait
+    // for a turn (lib/native.js mustYield); one result's hook spins past that budget.
+    const spin = () => {
+      const start = performance.now()
+      while (performance.now() - start < 3);
+    }
+    const results = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        if (i === 1) spin()
+        return driven.offload([new TextBlock(`result ${i} `.repeat(60))])
+      }),
+    )
+    const refs = results.map(refOf)
+    expect(refs.map((ref) => Number(ref.split('_')[1])).sort()).toEqual([1, 2, 3, 4, 5, 6])
+    // Every one, before and after the wait, was numbered and kept as its string.
+    for (const ref of refs) expect(storage[PENDING].entries.has(ref), ref).toBe(true)
+    const read = await driven.retrieve({ reference: refs[5]! })
+    expect(JSON.stringify(read)).toContain('result 5')
+  })
+
   test('through the plugin: a result offloaded and not copied yet is read by the retrieval tool, and a read counts as a use', async () => {
     const storage: any = new ours.InMemoryStorage()
     const driven = new Driven(new ours.ContextOffloader({ storage, maxResultTokens: 20, previewTokens: 5, evictAfterCycles: 2 }))
     const text = 'line é one\n'.repeat(50)
-    // A fresh turn of the event loop: a result that waited for its turn takes the general path.
     await new Promise((resolve) => setImmediate(resolve))
     const replaced = await driven.offload([new TextBlock(text)])
     const reference = replaced.content[0].text.split('[Stored references:]\n')[1].trim().split(' (')[0]
