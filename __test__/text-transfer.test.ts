@@ -79,15 +79,14 @@ describe('string transfer to native memory', () => {
     }
   })
 
-  // A long text is encoded on a worker by two threads, each taking half of its code
-  // units (see src/utf8.rs). A mostly-ASCII one of at most 1M units is encoded inline
-  // instead, its UTF-8 size counted first (to tell whether it may be) and that count used
-  // again for the encoding.
-  it('stores long texts encoded in two halves exactly, whatever stands at the middle, with or without a byte budget', async () => {
+  // A long text is encoded on a worker thread (see src/utf8.rs). A mostly-ASCII one of at
+  // most 1M units is encoded inline instead, its UTF-8 size counted first (to tell whether
+  // it may be) and that count used again for the encoding.
+  it('stores long texts exactly, whatever stands at their middle and slice boundaries, with or without a byte budget', async () => {
     const HALVED = 512 * 1024
     const random = prng(21)
     const middles = ['😀', '\ud800', '\udc00', '\udc00\ud800', 'é', '€', 'a']
-    // Dense scripts (encoded by two threads), and mostly ASCII (encoded inline up to 1M units).
+    // Dense scripts (encoded on a worker), and mostly ASCII (encoded inline up to 1M units).
     const fills = ['日本語', '€', 'é€😀', 'abcdefghij日', 'the quick brown fox jumps over the lazy dog € ']
     for (let n = 0; n < 30; n++) {
       // Around the threshold, at one and at several slices.

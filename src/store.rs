@@ -480,7 +480,7 @@ impl NativeStore {
     }
     let bytes = match text.take_if_utf8() {
       Some(bytes) => bytes,
-      None => text.take().into_utf8_here(),
+      None => text.take().into_utf8(),
     };
     self.store_now(&key, Bytes::from(bytes), &content_type, concatenated).map(Some)
   }

@@ -276,19 +276,9 @@ pub struct PendingText {
 impl PendingText {
   /// Encodes the text as UTF-8, replacing lone surrogates with U+FFFD exactly as
   /// `TextEncoder` does. A single ASCII slice is reused without copying; otherwise
-  /// the exact size is computed first and ASCII slices are plain copies (a long text
-  /// by two threads: see `crate::utf8`). For worker threads; on the JavaScript thread,
-  /// [`PendingText::into_utf8_here`].
-  pub fn into_utf8(self) -> Vec<u8> {
-    self.encode(true)
-  }
-
-  /// [`PendingText::into_utf8`] on the calling thread alone.
-  pub fn into_utf8_here(self) -> Vec<u8> {
-    self.encode(false)
-  }
-
-  fn encode(mut self, may_split: bool) -> Vec<u8> {
+  /// the exact size is computed first (or taken from [`NativeText::utf8_len`]'s count)
+  /// and ASCII slices are plain copies (see `crate::utf8`).
+  pub fn into_utf8(mut self) -> Vec<u8> {
     if !self.non_ascii {
       if let [Segment::Latin1(_)] = self.segments.as_slice() {
         if let Some(Segment::Latin1(bytes)) = self.segments.pop() {
@@ -300,7 +290,7 @@ impl PendingText {
     // Sizes counted before a pair was joined are not those of the joined segments.
     let sizes = if joined { None } else { self.sizes };
     let runs: Vec<Run<'_>> = segments.iter().map(Segment::run).collect();
-    crate::utf8::encode_runs(&runs, may_split, sizes)
+    crate::utf8::encode_runs(&runs, sizes)
   }
 }
 

@@ -1,11 +1,9 @@
 //! UTF-8 encoding of text held as runs of Latin-1 bytes and UTF-16 code units (as
-//! [`crate::text::NativeText`] receives it from V8), split between two threads when
-//! the text is long.
+//! [`crate::text::NativeText`] receives it from V8).
 //!
 //! Encoding is two passes over the text: one to size the output exactly, one to fill
-//! it. On a 10 MB text of mixed scripts each pass takes milliseconds and both are bound
-//! by how fast one core reads memory, so the two halves of a long text are sized and
-//! encoded side by side, each into its own part of one buffer.
+//! it. The sizing pass is skipped when the sizes were counted already (to decide
+//! whether a text may be encoded on the JavaScript thread).
 
 use std::mem::MaybeUninit;
 
@@ -18,18 +16,7 @@ pub(crate) enum Run<'a> {
   Utf16(&'a [u16]),
 }
 
-/// Texts of at least this many code units are encoded by two threads (below it, starting
-/// a thread costs more than it saves).
-pub(crate) const TWO_THREAD_UNITS: usize = 512 * 1024;
-
 impl Run<'_> {
-  fn units(&self) -> usize {
-    match self {
-      Run::Latin1(bytes) => bytes.len(),
-      Run::Utf16(units) => units.len(),
-    }
-  }
-
   /// Bytes of this run's UTF-8 (a lone surrogate counts as U+FFFD, 3 bytes).
   pub(crate) fn utf8_len(&self) -> usize {
     match self {
@@ -50,116 +37,33 @@ impl Run<'_> {
       Run::Utf16(units) => encoding_rs::mem::convert_utf16_to_utf8_partial(units, dst).1,
     }
   }
-
-  /// This run split after `at` units, or moved one unit on when `at` falls inside a
-  /// surrogate pair (so the pair stays whole).
-  fn split(self, at: usize) -> (Self, Self) {
-    match self {
-      Run::Latin1(bytes) => {
-        let (head, tail) = bytes.split_at(at.min(bytes.len()));
-        (Run::Latin1(head), Run::Latin1(tail))
-      }
-      Run::Utf16(units) => {
-        let mut at = at.min(units.len());
-        let inside_pair = |at: usize| {
-          at > 0
-            && at < units.len()
-            && (0xD800..=0xDBFF).contains(&units[at - 1])
-            && (0xDC00..=0xDFFF).contains(&units[at])
-        };
-        if inside_pair(at) {
-          at += 1;
-        }
-        let (head, tail) = units.split_at(at);
-        (Run::Utf16(head), Run::Utf16(tail))
-      }
-    }
-  }
 }
 
 /// The UTF-8 of `runs` in order, lone surrogates replaced with U+FFFD as `TextEncoder`
-/// replaces them. With `may_split`, a text of [`TWO_THREAD_UNITS`] or more is split in
-/// two halves of about as many code units, sized and encoded side by side (for worker
-/// threads: on the JavaScript thread, whose texts are short, starting a thread and
-/// waiting for it costs more than it saves). `sizes`, when given, are each run's UTF-8
-/// size (as [`Run::utf8_len`] counts them), counted earlier.
-pub(crate) fn encode_runs(runs: &[Run<'_>], may_split: bool, sizes: Option<Vec<usize>>) -> Vec<u8> {
-  let total_units: usize = runs.iter().map(Run::units).sum();
-  encode(runs, total_units, may_split && total_units >= TWO_THREAD_UNITS, sizes)
-}
-
-/// A run and its UTF-8 size when counted already.
-type Counted<'a> = (Run<'a>, Option<usize>);
-
-/// [`encode_runs`] of `runs` (`total_units` long), split in two when `two_threads`.
-fn encode(runs: &[Run<'_>], total_units: usize, two_threads: bool, sizes: Option<Vec<usize>>) -> Vec<u8> {
-  let counted: Vec<Counted<'_>> = match sizes {
-    Some(sizes) if sizes.len() == runs.len() => runs.iter().copied().zip(sizes.into_iter().map(Some)).collect(),
-    _ => runs.iter().map(|&run| (run, None)).collect(),
+/// replaces them. `sizes`, when given, are each run's UTF-8 size (as [`Run::utf8_len`]
+/// counts them), counted earlier.
+pub(crate) fn encode_runs(runs: &[Run<'_>], sizes: Option<Vec<usize>>) -> Vec<u8> {
+  let sizes = match sizes {
+    Some(sizes) if sizes.len() == runs.len() => sizes,
+    _ => runs.iter().map(Run::utf8_len).collect(),
   };
-  let (first, second) = if two_threads { halves(&counted, total_units / 2) } else { (counted, Vec::new()) };
-  let (mut first_sizes, mut second_sizes) = (Vec::new(), Vec::new());
-  side_by_side(
-    two_threads,
-    || first_sizes = sizes_of(&first),
-    || second_sizes = sizes_of(&second),
-  );
-  let own: usize = first_sizes.iter().sum();
-  let theirs: usize = second_sizes.iter().sum();
-  let total = own + theirs;
+  let total: usize = sizes.iter().sum();
   let mut out: Vec<u8> = Vec::with_capacity(total);
-  let (mut own_written, mut their_written) = (0, 0);
-  {
-    let (mine, rest) = out.spare_capacity_mut()[..total].split_at_mut(own);
-    side_by_side(
-      two_threads,
-      || own_written = encode_into(&first, &first_sizes, zeroed(mine)),
-      || their_written = encode_into(&second, &second_sizes, zeroed(rest)),
-    );
-  }
-  // SAFETY: `zeroed` initialised all `total` bytes (`own` of them, then the rest).
+  let written = encode_into(runs, &sizes, zeroed(&mut out.spare_capacity_mut()[..total]));
+  // SAFETY: `zeroed` initialised all `total` bytes.
   unsafe { out.set_len(total) };
-  // Each run writes what it was counted to; a size counted too high (the sizes given
-  // are trusted) would leave room unused: the second half then closes the gap.
-  if own_written < own {
-    out.copy_within(own..own + their_written, own_written);
-  }
-  out.truncate(own_written + their_written);
+  out.truncate(written);
   out
 }
 
-/// `runs` as two lists, the first holding the runs (and part of a run) up to `at` code
-/// units. A run split in two is counted again, each part on its own.
-fn halves<'a>(runs: &[Counted<'a>], at: usize) -> (Vec<Counted<'a>>, Vec<Counted<'a>>) {
-  let (mut first, mut second) = (Vec::new(), Vec::new());
-  let mut seen = 0;
-  for &(run, size) in runs {
-    let units = run.units();
-    if !second.is_empty() || seen >= at {
-      second.push((run, size));
-    } else if seen + units <= at {
-      first.push((run, size));
-    } else {
-      let (head, tail) = run.split(at - seen);
-      first.push((head, None));
-      second.push((tail, None));
-    }
-    seen += units;
-  }
-  (first, second)
-}
-
-/// Each run's UTF-8 size (counted now unless known).
-fn sizes_of(runs: &[Counted<'_>]) -> Vec<usize> {
-  runs.iter().map(|(run, known)| known.unwrap_or_else(|| run.utf8_len())).collect()
-}
-
 /// Encodes `runs` one after another into `dst`, each given its `sizes` entry of room
-/// (and no more, so a run never overwrites the next): the bytes written, without gaps.
-fn encode_into(runs: &[Counted<'_>], sizes: &[usize], dst: &mut [u8]) -> usize {
+/// (and no more, so a run never overwrites the next): the bytes written, without gaps
+/// (a size counted too high leaves its room unused; the next run starts where the last
+/// one stopped).
+fn encode_into(runs: &[Run<'_>], sizes: &[usize], dst: &mut [u8]) -> usize {
   let mut written = 0;
   let mut room_end = 0;
-  for ((run, _), &size) in runs.iter().zip(sizes) {
+  for (run, &size) in runs.iter().zip(sizes) {
     room_end = (room_end + size).min(dst.len());
     let start = written.min(room_end);
     written = start + run.encode(&mut dst[start..room_end]);
@@ -177,33 +81,6 @@ fn zeroed(part: &mut [MaybeUninit<u8>]) -> &mut [u8] {
   }
 }
 
-/// Runs `here` on this thread and, when `two_threads`, `there` on a second thread at
-/// the same time; `there` runs on this thread after `here` when a thread cannot be
-/// started. A panic in `there` resumes here.
-fn side_by_side(two_threads: bool, here: impl FnOnce(), there: impl FnOnce() + Send) {
-  let mut there = Some(there);
-  if two_threads {
-    let joined = std::thread::scope(|scope| {
-      let slot = &mut there;
-      let helper = std::thread::Builder::new().name("offload-utf8".into()).spawn_scoped(scope, move || {
-        if let Some(there) = slot.take() {
-          there();
-        }
-      });
-      here();
-      helper.map(|helper| helper.join())
-    });
-    if let Ok(Err(panic)) = joined {
-      std::panic::resume_unwind(panic);
-    }
-  } else {
-    here();
-  }
-  if let Some(there) = there {
-    there();
-  }
-}
-
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -213,12 +90,10 @@ mod tests {
   }
 
   #[test]
-  fn a_long_text_split_in_two_encodes_as_one() {
-    // Long enough for two threads, with pairs around every possible split point.
-    let text: String = "a€😀é漢".repeat(TWO_THREAD_UNITS / 3);
+  fn a_long_text_encodes_as_text_encoder_would() {
+    let text: String = "a€😀é漢".repeat(100_000);
     let units = utf16(&text);
-    assert_eq!(encode_runs(&[Run::Utf16(&units)], true, None), text.as_bytes());
-    assert_eq!(encode_runs(&[Run::Utf16(&units)], false, None), text.as_bytes());
+    assert_eq!(encode_runs(&[Run::Utf16(&units)], None), text.as_bytes());
   }
 
   /// A seeded xorshift generator (the binding crate has no property-testing dependency).
@@ -246,7 +121,7 @@ mod tests {
   }
 
   #[test]
-  fn runs_cut_anywhere_encode_as_text_encoder_would_on_one_thread_or_two() {
+  fn runs_cut_anywhere_encode_as_text_encoder_would_with_sizes_counted_or_not() {
     for seed in 1..=300u64 {
       let mut rng = Seeded(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
       let len = rng.below(if seed % 10 == 0 { 40_000 } else { 600 });
@@ -278,33 +153,20 @@ mod tests {
       let expected = String::from_utf16_lossy(&units).into_bytes();
       let exact: Vec<usize> = runs.iter().map(Run::utf8_len).collect();
       let over: Vec<usize> = exact.iter().map(|&n| n + rng.below(5)).collect();
-      for two_threads in [false, true] {
-        for sizes in [None, Some(exact.clone()), Some(over.clone())] {
-          let label = format!("seed {seed}, two threads {two_threads}, sizes {:?}", sizes.as_ref().map(Vec::len));
-          assert_eq!(encode(&runs, len, two_threads, sizes), expected, "{label}");
-        }
+      for sizes in [None, Some(exact.clone()), Some(over.clone())] {
+        let label = format!("seed {seed}, sizes {:?}", sizes.as_ref().map(|s| s.iter().sum::<usize>()));
+        assert_eq!(encode_runs(&runs, sizes), expected, "{label}");
       }
     }
   }
 
   #[test]
-  fn a_split_never_falls_inside_a_pair() {
-    let units = utf16("😀😀");
-    for at in 0..=units.len() {
-      let (head, tail) = Run::Utf16(&units).split(at);
-      let (Run::Utf16(h), Run::Utf16(t)) = (head, tail) else { panic!("kinds changed") };
-      let whole = String::from_utf16(h).ok().zip(String::from_utf16(t).ok()).map(|(h, t)| h + &t);
-      assert_eq!(whole.as_deref(), Some("😀😀"), "at {at}");
-    }
-  }
-
-  #[test]
-  fn lone_surrogates_become_replacement_characters_on_both_sides_of_the_split() {
-    let mut units = vec![0x61u16; TWO_THREAD_UNITS];
-    units[TWO_THREAD_UNITS / 2 - 1] = 0xD800;
-    units[TWO_THREAD_UNITS / 2] = 0xDFFF;
+  fn lone_surrogates_become_replacement_characters() {
+    let mut units = vec![0x61u16; 1 << 16];
+    units[1 << 15] = 0xD800;
+    units[(1 << 15) + 1] = 0xDFFF;
     units[0] = 0xDC00;
     let expected = String::from_utf16_lossy(&units);
-    assert_eq!(encode_runs(&[Run::Utf16(&units)], true, None), expected.as_bytes());
+    assert_eq!(encode_runs(&[Run::Utf16(&units)], None), expected.as_bytes());
   }
 }
