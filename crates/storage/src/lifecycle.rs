@@ -225,9 +225,18 @@ impl Removals {
         }
     }
 
+    /// Whether no reason is remembered.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.reasons.is_empty()
+    }
+
     /// Forgets `name` (it names an artifact again).
     pub fn forget(&mut self, name: &str) {
-        self.reasons.remove(name);
+        // Most catalogs remember no removal: no name is hashed for nothing.
+        if !self.reasons.is_empty() {
+            self.reasons.remove(name);
+        }
     }
 
     /// Why `name` went away, if remembered.

@@ -44,6 +44,7 @@
 //! (no device and inode numbers to compare) journals are not compacted.
 
 use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -95,6 +96,10 @@ const MAX_RESERVED_RECORDS: usize = 1 << 17;
 
 /// How much of the journal is read at once.
 const READ_CHUNK: usize = 1 << 20;
+
+/// How many journal lines are parsed and applied to the catalog under one hold of its
+/// lock (a lookup waits for no more than this many).
+const EVENTS_PER_BATCH: usize = 256;
 
 /// How many times an append tries again when the journal was replaced under it.
 const APPEND_ATTEMPTS: usize = 64;
@@ -153,26 +158,53 @@ impl Known {
     /// Records `name` (again: its own line read back, or a store under the
     /// same name). A name already in the use order keeps its place.
     fn insert(&mut self, name: String, record: Record) {
-        self.drop_record(&name);
-        match record.digest {
+        self.place(name, record, false);
+    }
+
+    /// [`Known::insert`]; with `retype_known`, a name already recorded only takes
+    /// the content type of `record`. The name is looked up once (a journal read
+    /// from its start is nearly all new names).
+    fn place(&mut self, name: String, record: Record, retype_known: bool) {
+        let (digest, bytes, expires_ms, created_ms) = (record.digest, record.bytes, record.expires_ms, record.created_ms);
+        let name_needed = self.uses.is_some() || !self.removals.is_empty() || expires_ms.is_some();
+        let (name, previous) = match self.records.entry(name) {
+            Entry::Occupied(mut slot) if retype_known => {
+                slot.get_mut().content_type = record.content_type;
+                return;
+            }
+            Entry::Occupied(mut slot) => {
+                let previous = std::mem::replace(slot.get_mut(), record);
+                (Some(slot.key().clone()), Some(previous))
+            }
+            Entry::Vacant(slot) => {
+                let name = name_needed.then(|| slot.key().clone());
+                slot.insert(record);
+                (name, None)
+            }
+        };
+        if let (Some(name), Some(previous)) = (&name, &previous) {
+            self.unaccount(name, previous);
+        }
+        match digest {
             Some(d) => {
-                let entry = self.shared.entry(d).or_insert((0, record.bytes.unwrap_or(0)));
+                let entry = self.shared.entry(d).or_insert((0, bytes.unwrap_or(0)));
                 if entry.0 == 0 {
                     self.held += entry.1;
                 }
                 entry.0 += 1;
             }
-            None => self.held += record.bytes.unwrap_or(0),
+            None => self.held += bytes.unwrap_or(0),
         }
-        if record.bytes.is_none() {
+        if bytes.is_none() {
             self.sizeless += 1;
         }
-        self.expiries.insert(&name, record.expires_ms);
-        if let Some(uses) = &mut self.uses {
-            uses.insert_unused(&name, record.created_ms.unwrap_or(0));
+        if let Some(name) = name {
+            self.expiries.insert(&name, expires_ms);
+            if let Some(uses) = &mut self.uses {
+                uses.insert_unused(&name, created_ms.unwrap_or(0));
+            }
+            self.removals.forget(&name);
         }
-        self.removals.forget(&name);
-        self.records.insert(name, record);
     }
 
     /// Drops `name` (from the use order too, even when it has no record);
@@ -190,6 +222,14 @@ impl Known {
     /// its digest when it was the last to share it.
     fn drop_record(&mut self, name: &str) -> Option<(Record, Option<ContentDigest>)> {
         let record = self.records.remove(name)?;
+        let orphan = self.unaccount(name, &record);
+        Some((record, orphan))
+    }
+
+    /// Takes out what the record `record` of `name` (no longer in the records)
+    /// counted for: bytes, sharing, expiry. Returns its digest when it was the
+    /// last to share it.
+    fn unaccount(&mut self, name: &str, record: &Record) -> Option<ContentDigest> {
         if record.bytes.is_none() {
             self.sizeless = self.sizeless.saturating_sub(1);
         }
@@ -208,21 +248,16 @@ impl Known {
             }
             None => self.held = self.held.saturating_sub(record.bytes.unwrap_or(0)),
         }
-        Some((record, orphan))
+        orphan
     }
 
     fn apply(&mut self, event: Event) {
         match event {
+            // A record without a creation time (the SDK's file names a type only):
+            // what is already known of the same artifact stays.
             Event::Stored(name, record) => {
-                // A record without a creation time (the SDK's file names a type
-                // only): what is already known of the same artifact stays.
-                if record.created_ms.is_none() {
-                    if let Some(existing) = self.records.get_mut(&name) {
-                        existing.content_type = record.content_type;
-                        return;
-                    }
-                }
-                self.insert(name, record);
+                let retype_known = record.created_ms.is_none();
+                self.place(name, record, retype_known);
             }
             Event::Removed(name, reason) => {
                 self.forget(&name);
@@ -864,7 +899,7 @@ fn read_lines(
     len: u64,
     offset: &mut u64,
     lines: &mut u64,
-    mut apply: impl FnMut(std::vec::Drain<'_, Event>),
+    mut apply: impl FnMut(&mut dyn Iterator<Item = Event>),
 ) -> io::Result<()> {
     let Some(new) = len.checked_sub(*offset).filter(|&n| n > 0) else {
         return Ok(());
@@ -873,9 +908,6 @@ fn read_lines(
     let mut pending: Vec<u8> = Vec::new();
     let chunk_len = usize::try_from(new).unwrap_or(READ_CHUNK).clamp(4096, READ_CHUNK);
     let mut chunk = vec![0u8; chunk_len];
-    // One buffer of events for every chunk: a journal of a million lines is read
-    // without allocating and freeing a buffer per chunk.
-    let mut events: Vec<Event> = Vec::new();
     loop {
         let n = match file.read(&mut chunk) {
             Ok(0) => return Ok(()),
@@ -888,8 +920,12 @@ fn read_lines(
         let complete = &pending[..=last_newline];
         *offset += complete.len() as u64;
         *lines += complete.iter().filter(|&&b| b == b'\n').count() as u64;
-        events.extend(complete.split(|&b| b == b'\n').filter_map(parse_line));
-        apply(events.drain(..));
+        // Each line is applied as it is parsed, a batch at a time: no buffer of
+        // events, and whoever waits for the catalog waits for one batch at most.
+        let mut parsed = complete.split(|&b| b == b'\n').filter_map(parse_line).peekable();
+        while parsed.peek().is_some() {
+            apply(&mut parsed.by_ref().take(EVENTS_PER_BATCH));
+        }
         pending.drain(..=last_newline);
     }
 }
@@ -933,6 +969,11 @@ fn parse_line(line: &[u8]) -> Option<Event> {
     if line.is_empty() {
         return None;
     }
+    parse_canonical(line).or_else(|| parse_generally(line))
+}
+
+/// [`parse_line`] with a JSON parser, for any line.
+fn parse_generally(line: &[u8]) -> Option<Event> {
     if let Some(record) = parse_record(line) {
         return Some(record);
     }
@@ -979,6 +1020,92 @@ impl Line<'_> {
             digest: self.h.as_deref().and_then(parse_digest_hex),
         };
         is_artifact_name(&name).then(|| Event::Stored(name.into_owned(), record))
+    }
+}
+
+/// A line exactly as this module writes it (fields in [`encode_stored`]'s or
+/// [`encode_removed`]'s order, strings without escapes, numbers as plain digits,
+/// no spaces), read without a JSON parser; `None` for any other line, and for a
+/// name that is not an artifact's, which [`parse_record`] then reads. Where it
+/// answers, it answers as [`parse_record`] would: it only skips the general work
+/// for the lines every journal is made of.
+fn parse_canonical(line: &[u8]) -> Option<Event> {
+    let mut cursor = Cursor { rest: line.strip_prefix(b"{")?.strip_suffix(b"}")? };
+    if cursor.key(b"r", true) {
+        let name = cursor.string()?;
+        let reason = if cursor.key(b"y", false) { GoneReason::from_code(cursor.string()?) } else { None };
+        return (cursor.rest.is_empty() && is_artifact_name(name)).then(|| Event::Removed(name.to_owned(), reason));
+    }
+    if !cursor.key(b"f", true) {
+        return None;
+    }
+    let name = cursor.string()?;
+    if !cursor.key(b"t", false) {
+        return None;
+    }
+    let mut record = Record { content_type: cursor.string()?.to_owned(), ..Record::default() };
+    if cursor.key(b"n", false) {
+        record.bytes = Some(cursor.number()?);
+    }
+    if cursor.key(b"c", false) {
+        record.created_ms = Some(cursor.number()?);
+    }
+    if cursor.key(b"e", false) {
+        record.expires_ms = Some(cursor.number()?);
+    }
+    if cursor.key(b"s", false) {
+        record.session = Some(Arc::from(cursor.string()?));
+    }
+    if cursor.key(b"h", false) {
+        record.digest = parse_digest_hex(cursor.string()?);
+    }
+    (cursor.rest.is_empty() && is_artifact_name(name)).then(|| Event::Stored(name.to_owned(), record))
+}
+
+/// What [`parse_canonical`] has still to read of a line.
+struct Cursor<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    /// Steps over `"key":` (after a comma unless `first`) when the line goes on with it.
+    fn key(&mut self, key: &[u8], first: bool) -> bool {
+        let rest = if first { Some(self.rest) } else { self.rest.strip_prefix(b",") };
+        let after = rest
+            .and_then(|r| r.strip_prefix(b"\""))
+            .and_then(|r| r.strip_prefix(key))
+            .and_then(|r| r.strip_prefix(b"\":"));
+        match after {
+            Some(after) => {
+                self.rest = after;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A string without escapes or control characters (`None` for any other).
+    fn string(&mut self) -> Option<&'a str> {
+        let body = self.rest.strip_prefix(b"\"")?;
+        let end = body.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        if body[end] != b'"' {
+            return None;
+        }
+        self.rest = &body[end + 1..];
+        std::str::from_utf8(&body[..end]).ok()
+    }
+
+    /// A number as plain decimal digits that fits in a `u64`, without a leading
+    /// zero (`None` for any other). What follows the digits (a fraction, an
+    /// exponent) is left unread, so the line is not read canonically.
+    fn number(&mut self) -> Option<u64> {
+        let digits = self.rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let (text, rest) = self.rest.split_at(digits);
+        if text.is_empty() || (text.len() > 1 && text[0] == b'0') {
+            return None;
+        }
+        self.rest = rest;
+        text.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
     }
 }
 
@@ -1197,5 +1324,205 @@ mod tests {
         assert_eq!(Catalog::load(Some(open(dir.path()))).known().records.len(), 2);
         let left: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         assert_eq!(left, [JOURNAL_FILE], "no temporary file is left");
+    }
+
+    /// [`Known::apply`] as it was before the name was looked up once: the record
+    /// dropped, then accounted for again.
+    fn apply_in_two_lookups(known: &mut Known, event: Event) {
+        match event {
+            Event::Stored(name, record) => {
+                if record.created_ms.is_none() {
+                    if let Some(existing) = known.records.get_mut(&name) {
+                        existing.content_type = record.content_type;
+                        return;
+                    }
+                }
+                known.drop_record(&name);
+                match record.digest {
+                    Some(d) => {
+                        let entry = known.shared.entry(d).or_insert((0, record.bytes.unwrap_or(0)));
+                        if entry.0 == 0 {
+                            known.held += entry.1;
+                        }
+                        entry.0 += 1;
+                    }
+                    None => known.held += record.bytes.unwrap_or(0),
+                }
+                if record.bytes.is_none() {
+                    known.sizeless += 1;
+                }
+                known.expiries.insert(&name, record.expires_ms);
+                if let Some(uses) = &mut known.uses {
+                    uses.insert_unused(&name, record.created_ms.unwrap_or(0));
+                }
+                known.removals.forget(&name);
+                known.records.insert(name, record);
+            }
+            removed => known.apply(removed),
+        }
+    }
+
+    /// Applying any sequence of stores (new names, names stored again, with and
+    /// without sizes, digests, expiries and creation times) and removals leaves
+    /// the catalog as the two-lookup apply did: records, bytes held, sharing,
+    /// expiries, use order and remembered reasons.
+    #[test]
+    fn one_lookup_apply_keeps_the_catalog_as_two_lookups_did() {
+        const NAMES: [&str; 5] = ["1_1_a.txt", "1_2_b.txt", "1_3_c.txt", "1_4_d.txt", "1_5_e.txt"];
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        for case in 0..2_000 {
+            let (mut one, mut two) = (Known::default(), Known::default());
+            let budget = case % 2 == 0;
+            one.track_uses(budget);
+            two.track_uses(budget);
+            for _ in 0..next(40) {
+                let name = NAMES[next(NAMES.len() as u64) as usize].to_owned();
+                let event = if next(4) == 0 {
+                    Event::Removed(name, [None, Some(GoneReason::Expired), Some(GoneReason::Evicted)][next(3) as usize])
+                } else {
+                    let maybe = |v: u64, next: &mut dyn FnMut(u64) -> u64| (next(3) != 0).then_some(v);
+                    let record = Record {
+                        content_type: format!("t/{}", next(3)),
+                        bytes: maybe(next(100), &mut next),
+                        created_ms: maybe(next(50), &mut next),
+                        expires_ms: maybe(next(50), &mut next),
+                        session: None,
+                        digest: (next(2) == 0).then(|| crate::lifecycle::digest(&[next(3) as u8])),
+                    };
+                    Event::Stored(name, record)
+                };
+                one.apply(event.clone());
+                apply_in_two_lookups(&mut two, event);
+            }
+            assert_eq!(one.records, two.records, "case {case}");
+            assert_eq!((one.held, one.sizeless), (two.held, two.sizeless), "case {case}");
+            assert_eq!(one.shared, two.shared, "case {case}");
+            assert_eq!(one.expiries.due(u64::MAX), two.expiries.due(u64::MAX), "case {case}");
+            for name in NAMES {
+                assert_eq!(one.removals.reason(name), two.removals.reason(name), "case {case}");
+            }
+            let order = |known: &mut Known| {
+                let mut order = Vec::new();
+                while let Some(uses) = &mut known.uses {
+                    let Some(oldest) = uses.oldest().map(str::to_owned) else { break };
+                    uses.remove(&oldest);
+                    order.push(oldest);
+                }
+                order
+            };
+            assert_eq!(order(&mut one), order(&mut two), "case {case}");
+        }
+    }
+
+    /// A line shaped as this module writes it, then bent: fields left out, given
+    /// values of the wrong type, escaped, out of range, reordered, doubled, spaced.
+    fn bent_line(rng: &mut u64) -> Vec<u8> {
+        let mut next = |n: usize| {
+            *rng ^= *rng << 13;
+            *rng ^= *rng >> 7;
+            *rng ^= *rng << 17;
+            (*rng % n as u64) as usize
+        };
+        const STRINGS: [&str; 14] = [
+            "\"1700000000000_7_k7.txt\"", "\"1_1_a.json\"", "\"../x\"", "\".metadata.json\"", "\"text/plain\"",
+            "\"e\"", "\"v\"", "\"1_1_\u{e9}\u{4e00}.txt\"", "\"a\\u0041.txt\"", "\"tab\there\"", "\"\\\"\"", "\"\"",
+            "\"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\"", "\"1_2_\\\"q\\\".txt\"",
+        ];
+        const NUMBERS: [&str; 13] = [
+            "0", "7", "1700000000000", "18446744073709551615", "18446744073709551616", "00", "012", "-1", "1.5",
+            "1e3", "null", "", "99999999999999999999999",
+        ];
+        let template: &[(&str, bool)] = if next(4) == 0 {
+            &[("r", false), ("y", false)]
+        } else {
+            &[("f", false), ("t", false), ("n", true), ("c", true), ("e", true), ("s", false), ("h", false)]
+        };
+        let mut fields: Vec<String> = Vec::new();
+        for &(key, numeric) in template {
+            if next(4) == 0 {
+                continue;
+            }
+            let value = if numeric == (next(5) != 0) { NUMBERS[next(NUMBERS.len())] } else { STRINGS[next(STRINGS.len())] };
+            let key = if next(30) == 0 { ["z", "F", "r", "f"][next(4)] } else { key };
+            fields.push(format!("\"{key}\":{value}"));
+        }
+        if fields.len() > 1 && next(10) == 0 {
+            let (a, b) = (next(fields.len()), next(fields.len()));
+            fields.swap(a, b);
+        }
+        if !fields.is_empty() && next(10) == 0 {
+            let doubled = fields[next(fields.len())].clone();
+            fields.insert(next(fields.len() + 1), doubled);
+        }
+        let mut line = format!("{{{}}}", fields.join(",")).into_bytes();
+        match next(12) {
+            0 => line.insert(next(line.len() + 1), b' '),
+            1 => line.push(b' '),
+            2 => line.truncate(next(line.len() + 1)),
+            3 => line.insert(next(line.len() + 1), [b'{', b'}', b',', b'"', b'\\', 0x01, 0xff][next(7)]),
+            _ => {}
+        }
+        line
+    }
+
+    /// The reader of the usual lines answers as the JSON parser does, for any
+    /// line near their shape (and reads most of the lines it is given).
+    #[test]
+    fn canonical_reading_agrees_with_the_json_parser() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut read_canonically = 0;
+        for _ in 0..200_000 {
+            let line = bent_line(&mut rng);
+            let fast = parse_canonical(&line);
+            if let Some(event) = &fast {
+                read_canonically += 1;
+                assert_eq!(Some(event.clone()), parse_record(&line), "{}", String::from_utf8_lossy(&line));
+            }
+            let general = if line.is_empty() { None } else { parse_generally(&line) };
+            assert_eq!(parse_line(&line), general, "{}", String::from_utf8_lossy(&line));
+        }
+        assert!(read_canonically > 2_000, "only {read_canonically} lines were read canonically");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 4096, ..Default::default() })]
+
+        /// Every line this module writes is one the canonical reader reads.
+        #[test]
+        fn written_lines_are_read_without_the_json_parser(
+            name in "[0-9]{1,13}_[0-9]{1,4}_[a-z0-9._-]{1,20}\\.(txt|json|bin)",
+            content_type in "[ -~\u{e9}\u{4e00}]{0,16}",
+            bytes in proptest::option::of(proptest::prelude::any::<u64>()),
+            created_ms in proptest::option::of(proptest::prelude::any::<u64>()),
+            expires_ms in proptest::option::of(proptest::prelude::any::<u64>()),
+            session in proptest::option::of("[ -~]{0,10}"),
+            hashed in proptest::prelude::any::<bool>(),
+            reason in proptest::prelude::any::<Option<bool>>(),
+        ) {
+            let record = Record {
+                content_type,
+                bytes,
+                created_ms,
+                expires_ms,
+                session: session.map(|s| Arc::from(s.as_str())),
+                digest: hashed.then(|| crate::lifecycle::digest(name.as_bytes())),
+            };
+            let escaped = record.content_type.contains(['"', '\\']) || record.session.as_deref().is_some_and(|s| s.contains(['"', '\\']));
+            let line = encode_stored(&name, &record);
+            let line = &line[..line.len() - 1];
+            proptest::prop_assert_eq!(parse_record(line), Some(Event::Stored(name.clone(), record)));
+            proptest::prop_assert_eq!(parse_canonical(line).is_some(), !escaped);
+            proptest::prop_assert_eq!(parse_line(line), parse_record(line));
+            let reason = reason.map(|expired| if expired { GoneReason::Expired } else { GoneReason::Evicted });
+            let removed = encode_removed(&name, reason);
+            let removed = &removed[..removed.len() - 1];
+            proptest::prop_assert_eq!(parse_canonical(removed), Some(Event::Removed(name, reason)));
+        }
     }
 }
