@@ -7,6 +7,7 @@
  * iteration (when `--expose-gc` is on) so that one side's garbage is not paid for
  * by the other.
  */
+import { spawnSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -114,6 +115,18 @@ export function removeDir(dir) {
 export async function removeTempDirs() {
   if (tempRoot) await rm(tempRoot, { recursive: true, force: true })
   tempRoot = undefined
+}
+
+/**
+ * Lets the disk settle before a measurement of file creation: flushes dirty pages
+ * (`sync`, where there is one), then waits `ms`. On the development machines the file
+ * system is mounted with `discard`, and creating files stays slow for about 30 s after
+ * large writes or deletes (the SDK's 10,000 stores rewrite its metadata file each time:
+ * gigabytes written and freed), so a run that follows another pays for it.
+ */
+export async function settleDisk(ms) {
+  spawnSync('sync', { stdio: 'ignore' })
+  await sleep(ms)
 }
 
 /** Resolves after `ms` milliseconds. */

@@ -97,8 +97,8 @@ const MAX_RESERVED_RECORDS: usize = 1 << 17;
 /// How much of the journal is read at once.
 const READ_CHUNK: usize = 1 << 20;
 
-/// How many journal lines are parsed and applied to the catalog under one hold of its
-/// lock (a lookup waits for no more than this many).
+/// How many journal lines are applied to the catalog under one hold of its lock (a
+/// lookup waits for no more than this many).
 const EVENTS_PER_BATCH: usize = 256;
 
 /// How many times an append tries again when the journal was replaced under it.
@@ -908,6 +908,8 @@ fn read_lines(
     let mut pending: Vec<u8> = Vec::new();
     let chunk_len = usize::try_from(new).unwrap_or(READ_CHUNK).clamp(4096, READ_CHUNK);
     let mut chunk = vec![0u8; chunk_len];
+    // One small buffer of parsed lines for the whole read.
+    let mut events: Vec<Event> = Vec::with_capacity(EVENTS_PER_BATCH);
     loop {
         let n = match file.read(&mut chunk) {
             Ok(0) => return Ok(()),
@@ -920,11 +922,16 @@ fn read_lines(
         let complete = &pending[..=last_newline];
         *offset += complete.len() as u64;
         *lines += complete.iter().filter(|&&b| b == b'\n').count() as u64;
-        // Each line is applied as it is parsed, a batch at a time: no buffer of
-        // events, and whoever waits for the catalog waits for one batch at most.
-        let mut parsed = complete.split(|&b| b == b'\n').filter_map(parse_line).peekable();
-        while parsed.peek().is_some() {
-            apply(&mut parsed.by_ref().take(EVENTS_PER_BATCH));
+        // Parsed a batch at a time, then applied: the catalog is held only while a batch
+        // is applied, and free while the next one is parsed, so whoever waits for it
+        // waits for one batch at most.
+        let mut parsed = complete.split(|&b| b == b'\n').filter_map(parse_line);
+        loop {
+            events.extend(parsed.by_ref().take(EVENTS_PER_BATCH));
+            if events.is_empty() {
+                break;
+            }
+            apply(&mut events.drain(..));
         }
         pending.drain(..=last_newline);
     }
@@ -1255,6 +1262,41 @@ mod tests {
         std::fs::rename(&staged, &journal).unwrap();
         assert_eq!(types.content_type("2_2_b.json").as_deref(), Some("application/json"));
         assert_eq!(types.content_type("3_3_c.csv").as_deref(), Some("text/csv"));
+    }
+
+    /// Lines another process appended are applied a batch at a time: a lookup from
+    /// another thread while they are read gets the catalog between two batches (it
+    /// sees part of them), not after the whole read.
+    #[test]
+    fn lookups_are_answered_while_a_long_journal_is_read() {
+        const APPENDED: usize = 400_000;
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join(JOURNAL_FILE);
+        std::fs::write(&journal, encode_stored("1_0_first.txt", &plain("text/plain"))).unwrap();
+        let catalog = Catalog::load(Some(open(dir.path())));
+        let mut lines = Vec::with_capacity(APPENDED * 60);
+        for i in 1..=APPENDED {
+            lines.extend(encode_stored(&format!("1700000000000_{i}_k{i}.txt"), &plain("text/plain")));
+        }
+        std::fs::OpenOptions::new().append(true).open(&journal).unwrap().write_all(&lines).unwrap();
+        let seen = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| catalog.get("1_9_not_there.txt"));
+            let mut seen = std::collections::BTreeSet::new();
+            while !reader.is_finished() {
+                seen.insert(catalog.known().records.len());
+                std::thread::yield_now();
+            }
+            assert_eq!(reader.join().unwrap(), None);
+            seen
+        });
+        assert_eq!(catalog.known().records.len(), APPENDED + 1);
+        let between: Vec<usize> = seen.into_iter().filter(|&n| n > 1 && n < APPENDED + 1).collect();
+        assert!(!between.is_empty(), "no lookup was answered while the lines were read");
+        // The counts a catalog held for a whole chunk of the file at a time could show.
+        let chunk_ends: std::collections::BTreeSet<usize> = (1..=lines.len().div_ceil(READ_CHUNK))
+            .map(|k| 1 + lines[..(k * READ_CHUNK).min(lines.len())].iter().filter(|&&b| b == b'\n').count())
+            .collect();
+        assert!(between.iter().any(|n| !chunk_ends.contains(n)), "lookups saw only whole chunks: {between:?}");
     }
 
     /// A name another process removed is dropped from the use order even
