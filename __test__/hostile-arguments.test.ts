@@ -94,3 +94,26 @@ describe('maxResultTokens values the SDK accepts', () => {
     })
   }
 })
+
+describe('offloads handed content that is not a list of blocks', () => {
+  it('a typed array as content rejects with a clear error and leaves no rejection unhandled', async () => {
+    const lost: unknown[] = []
+    const onLost = (reason: unknown) => lost.push(reason)
+    process.on('unhandledRejection', onLost)
+    try {
+      const plugin: any = new ContextOffloader({ storage: new InMemoryStorage() })
+      for (const key of [Symbol('s'), 'k']) {
+        for (const content of [new Uint8Array([0xff, 0xfe, 0]), new Uint8Array(0), 'text', { length: 2 }]) {
+          await expect(plugin._offloadBlocks(content, key, undefined, { exceeds: true, tokens: 10 })).rejects.toThrow(
+            /content must be an array of blocks/,
+          )
+        }
+      }
+      // Unhandled rejections are reported after the microtasks of the turn that made them.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(lost).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onLost)
+    }
+  })
+})

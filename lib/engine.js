@@ -14,6 +14,7 @@ import { holdStates, sweepManifestSoon } from './manifest-sweep.js'
 import { MAX_OUTPUT_UNITS, Retrieval } from './retrieval.js'
 import { OffloaderCounters } from './telemetry.js'
 import { countTokensSync } from './tokens.js'
+import { describe as describeValue } from './numbers.js'
 import { logger } from './sdk.js'
 import { charsDescription, discardStored, inlineByteLength, inlineReference, storeBlocks, storeShortTextNow, transferTexts } from './store-blocks.js'
 import { NATIVE, nativeFor } from './storage/native-backed.js'
@@ -201,6 +202,8 @@ export class OffloadEngine {
    *   the engine's replacement blocks (default: the engine's plain blocks)
    */
   async offloadBlocks(content, keyPrefix, decision, place) {
+    // A typed array would map each block's outcome to a number, and lose a rejected store.
+    if (!Array.isArray(content)) throw new TypeError(`content must be an array of blocks, got ${describeValue(content)}`)
     const texts = blockTexts(content)
     const { storage } = place
     let { storageError } = place
