@@ -44,7 +44,8 @@
 //! (no device and inode numbers to compare) journals are not compacted.
 
 use std::borrow::Cow;
-use std::collections::hash_map::Entry;
+use indexmap::map::Entry;
+use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -86,11 +87,6 @@ const COMPACT_WHEN_LIVE_ONE_IN: u64 = 4;
 #[cfg(unix)]
 const KEPT_REMOVALS: usize = 1024;
 
-/// Bytes of the shortest usual line recording a stored artifact
-/// (`{"f":"<ms>_<n>_<key>.txt","t":"text/plain"}` and its newline): how many
-/// records a journal may hold is estimated from its size with it.
-const SHORTEST_RECORD_LINE: u64 = 48;
-
 /// Most records room is made for before a journal is read.
 const MAX_RESERVED_RECORDS: usize = 1 << 17;
 
@@ -119,8 +115,9 @@ pub(crate) struct Record {
     pub(crate) created_ms: Option<u64>,
     pub(crate) expires_ms: Option<u64>,
     pub(crate) session: Option<Arc<str>>,
-    /// Set when the content is shared with identical artifacts.
-    pub(crate) digest: Option<ContentDigest>,
+    /// Set when the content is shared with identical artifacts (boxed: most records
+    /// have none, and a catalog holds one record per artifact).
+    pub(crate) digest: Option<Box<ContentDigest>>,
 }
 
 impl Record {
@@ -136,10 +133,19 @@ enum Event {
     Removed(String, Option<GoneReason>),
 }
 
+/// The records of a catalog by artifact name, in a table of indices over a dense list
+/// (an `IndexMap`; a removal moves the last record into the gap, so the list keeps no
+/// order). Reading a long journal is mostly inserting new names: a record lands at the
+/// end of the list instead of at a random place of a table as large as all of them,
+/// and the table of indices is a tenth of that size. Names are hashed with a fast
+/// hasher seeded at random per process (they are checked to be artifact-shaped first,
+/// and the seed is not known outside the process).
+pub(crate) type Records = IndexMap<String, Record, foldhash::fast::RandomState>;
+
 /// The catalog's contents.
 #[derive(Debug, Default)]
 pub(crate) struct Known {
-    pub(crate) records: HashMap<String, Record>,
+    pub(crate) records: Records,
     pub(crate) removals: Removals,
     /// Artifacts sharing each deduplicated content, and its size.
     shared: HashMap<ContentDigest, (usize, u64)>,
@@ -165,7 +171,7 @@ impl Known {
     /// the content type of `record`. The name is looked up once (a journal read
     /// from its start is nearly all new names).
     fn place(&mut self, name: String, record: Record, retype_known: bool) {
-        let (digest, bytes, expires_ms, created_ms) = (record.digest, record.bytes, record.expires_ms, record.created_ms);
+        let (digest, bytes, expires_ms, created_ms) = (record.digest.as_deref().copied(), record.bytes, record.expires_ms, record.created_ms);
         let name_needed = self.uses.is_some() || !self.removals.is_empty() || expires_ms.is_some();
         let (name, previous) = match self.records.entry(name) {
             Entry::Occupied(mut slot) if retype_known => {
@@ -221,7 +227,7 @@ impl Known {
     /// expiry), but not its place in the use order; returns the record, and
     /// its digest when it was the last to share it.
     fn drop_record(&mut self, name: &str) -> Option<(Record, Option<ContentDigest>)> {
-        let record = self.records.remove(name)?;
+        let record = self.records.swap_remove(name)?;
         let orphan = self.unaccount(name, &record);
         Some((record, orphan))
     }
@@ -235,7 +241,7 @@ impl Known {
         }
         self.expiries.remove(name, record.expires_ms);
         let mut orphan = None;
-        match record.digest {
+        match record.digest.as_deref().copied() {
             Some(d) => {
                 if let Some(entry) = self.shared.get_mut(&d) {
                     entry.0 = entry.0.saturating_sub(1);
@@ -268,13 +274,15 @@ impl Known {
         }
     }
 
-    /// Makes room for the records of a journal of `len` bytes read from its start
-    /// (at most one per [`SHORTEST_RECORD_LINE`] bytes, and never more than
-    /// [`MAX_RESERVED_RECORDS`]), so that reading it does not grow the table
-    /// step by step.
-    fn reserve_for_journal(&mut self, len: u64) {
-        let estimate = usize::try_from(len / SHORTEST_RECORD_LINE).unwrap_or(MAX_RESERVED_RECORDS);
-        self.records.reserve(estimate.min(MAX_RESERVED_RECORDS).saturating_sub(self.records.len()));
+    /// Makes room for the records of a journal read from its start, whose lines
+    /// [`read_lines`] expects to number `lines` (never more than
+    /// [`MAX_RESERVED_RECORDS`]), so that reading it does not grow the table step by
+    /// step. The table is not made larger than the lines need: room for twice as many
+    /// doubles the memory the first read touches, and touching fresh memory is most of
+    /// what reading a long journal costs.
+    fn reserve_for_journal(&mut self, lines: u64) {
+        let estimate = usize::try_from(lines).unwrap_or(MAX_RESERVED_RECORDS).min(MAX_RESERVED_RECORDS);
+        self.records.reserve(estimate.saturating_sub(self.records.len()));
     }
 
     /// Gives back the room [`Known::reserve_for_journal`] made when the journal
@@ -316,7 +324,7 @@ impl Known {
         for record in self.records.values().filter(|r| !r.expired(now_ms)) {
             let len = record.bytes.unwrap_or(0);
             stats.add(record.session.as_deref(), len);
-            match record.digest {
+            match record.digest.as_deref() {
                 Some(d) if !digests.insert(d) => {}
                 _ => stats.stored_bytes += len,
             }
@@ -639,8 +647,12 @@ impl Catalog {
             metadata_events.for_each(|e| fresh.apply(e));
             if let Some(mut file) = journal {
                 let len = stamp.map_or(0, |st| st.len);
-                fresh.reserve_for_journal(len);
-                let _ = read_lines(&mut file, len, offset, lines, |events| events.for_each(|e| fresh.apply(e)));
+                let _ = read_lines(&mut file, len, offset, lines, |events, expected| {
+                    if let Some(expected) = expected {
+                        fresh.reserve_for_journal(expected);
+                    }
+                    events.for_each(|e| fresh.apply(e));
+                });
                 fresh.release_spare_room();
             }
             self.write().rebuild_from(fresh);
@@ -654,11 +666,11 @@ impl Catalog {
                 let len = stamp.map_or(0, |st| st.len);
                 // A journal read from its start: room for its records at once.
                 let from_start = *offset == 0;
-                if from_start {
-                    self.write().reserve_for_journal(len);
-                }
-                let _ = read_lines(&mut file, len, offset, lines, |events| {
+                let _ = read_lines(&mut file, len, offset, lines, |events, expected| {
                     let mut known = self.write();
+                    if let Some(expected) = expected {
+                        known.reserve_for_journal(expected);
+                    }
                     events.for_each(|e| known.apply(e));
                 });
                 if from_start {
@@ -803,11 +815,11 @@ fn lock_exclusive(file: &File, wait: bool) -> io::Result<bool> {
 #[cfg(unix)]
 fn compacted_lines(file: &mut File) -> io::Result<Vec<u8>> {
     // The records as `Known::apply` leaves them, without its bookkeeping.
-    let mut live: HashMap<String, Record> = HashMap::new();
+    let mut live = Records::default();
     let mut removals: std::collections::VecDeque<(String, GoneReason)> = std::collections::VecDeque::new();
     let (mut offset, mut lines) = (0, 0);
     let len = file.metadata()?.len();
-    read_lines(file, len, &mut offset, &mut lines, |events| {
+    read_lines(file, len, &mut offset, &mut lines, |events, _| {
         for event in events {
             match event {
                 Event::Stored(name, record) => match live.get_mut(&name) {
@@ -817,7 +829,7 @@ fn compacted_lines(file: &mut File) -> io::Result<Vec<u8>> {
                     }
                 },
                 Event::Removed(name, reason) => {
-                    live.remove(&name);
+                    live.swap_remove(&name);
                     if let Some(reason) = reason {
                         removals.push_back((name, reason));
                         if removals.len() > KEPT_REMOVALS {
@@ -894,16 +906,22 @@ fn append_line(file: &File, line: &[u8]) -> io::Result<()> {
 /// the records of each chunk to `apply`; advances `*offset` past them and
 /// counts them in `*lines`. An incomplete last line is left for a later
 /// read. Nothing is read when `len` says there is nothing new.
+///
+/// With the first records of a read from the file's start, `apply` is also
+/// given how many lines the file is expected to hold: `len` at the density of
+/// the lines of the first chunk (exact when that chunk is the whole file).
 fn read_lines(
     file: &mut File,
     len: u64,
     offset: &mut u64,
     lines: &mut u64,
-    mut apply: impl FnMut(&mut dyn Iterator<Item = Event>),
+    mut apply: impl FnMut(&mut dyn Iterator<Item = Event>, Option<u64>),
 ) -> io::Result<()> {
     let Some(new) = len.checked_sub(*offset).filter(|&n| n > 0) else {
         return Ok(());
     };
+    let mut expected = None;
+    let from_start = *offset == 0;
     file.seek(SeekFrom::Start(*offset))?;
     let mut pending: Vec<u8> = Vec::new();
     let chunk_len = usize::try_from(new).unwrap_or(READ_CHUNK).clamp(4096, READ_CHUNK);
@@ -920,8 +938,14 @@ fn read_lines(
         pending.extend_from_slice(&chunk[..n]);
         let Some(last_newline) = pending.iter().rposition(|&b| b == b'\n') else { continue };
         let complete = &pending[..=last_newline];
+        let complete_lines = complete.iter().filter(|&&b| b == b'\n').count() as u64;
+        if from_start && *offset == 0 {
+            // Lines of `complete.len()` bytes on average, over `len` bytes (rounded up).
+            let estimate = u128::from(len) * u128::from(complete_lines);
+            expected = Some(u64::try_from(estimate.div_ceil(complete.len() as u128)).unwrap_or(u64::MAX));
+        }
         *offset += complete.len() as u64;
-        *lines += complete.iter().filter(|&&b| b == b'\n').count() as u64;
+        *lines += complete_lines;
         // Parsed a batch at a time, then applied: the catalog is held only while a batch
         // is applied, and free while the next one is parsed, so whoever waits for it
         // waits for one batch at most.
@@ -931,7 +955,7 @@ fn read_lines(
             if events.is_empty() {
                 break;
             }
-            apply(&mut events.drain(..));
+            apply(&mut events.drain(..), expected.take());
         }
         pending.drain(..=last_newline);
     }
@@ -1024,7 +1048,7 @@ impl Line<'_> {
             created_ms: self.c,
             expires_ms: self.e,
             session: self.s.as_deref().map(Arc::from),
-            digest: self.h.as_deref().and_then(parse_digest_hex),
+            digest: self.h.as_deref().and_then(parse_digest_hex).map(Box::new),
         };
         is_artifact_name(&name).then(|| Event::Stored(name.into_owned(), record))
     }
@@ -1064,7 +1088,7 @@ fn parse_canonical(line: &[u8]) -> Option<Event> {
         record.session = Some(Arc::from(cursor.string()?));
     }
     if cursor.key(b"h", false) {
-        record.digest = parse_digest_hex(cursor.string()?);
+        record.digest = parse_digest_hex(cursor.string()?).map(Box::new);
     }
     (cursor.rest.is_empty() && is_artifact_name(name)).then(|| Event::Stored(name.to_owned(), record))
 }
@@ -1139,7 +1163,7 @@ fn parse_loosely(bytes: &[u8]) -> Option<Event> {
         created_ms: number("c"),
         expires_ms: number("e"),
         session: value.get("s").and_then(serde_json::Value::as_str).map(Arc::from),
-        digest: value.get("h").and_then(serde_json::Value::as_str).and_then(parse_digest_hex),
+        digest: value.get("h").and_then(serde_json::Value::as_str).and_then(parse_digest_hex).map(Box::new),
     };
     is_artifact_name(name).then(|| Event::Stored(name.to_owned(), record))
 }
@@ -1168,7 +1192,7 @@ mod tests {
             created_ms: Some(1_700_000_000_000),
             expires_ms: Some(1_700_000_360_000),
             session: Some(Arc::from("s \"1\"")),
-            digest: Some(crate::lifecycle::digest(b"x")),
+            digest: Some(Box::new(crate::lifecycle::digest(b"x"))),
         };
         let line = encode_stored("1_1_a.txt", &record);
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
@@ -1230,6 +1254,36 @@ mod tests {
         let mut f = std::fs::OpenOptions::new().append(true).open(&journal).unwrap();
         f.write_all(b"lication/x\"}\n").unwrap();
         assert_eq!(types.content_type("2_2_b.bin").as_deref(), Some("application/x"));
+    }
+
+    /// A catalog holds one record per artifact, a hundred thousand and more in a long-lived
+    /// directory: a record stays small (a digest, which few records have, is boxed).
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_record_is_at_most_96_bytes() {
+        assert!(std::mem::size_of::<Record>() <= 96, "{} bytes", std::mem::size_of::<Record>());
+    }
+
+    /// A journal read from its start gets room for its records at once, and only as
+    /// much as its lines need, whether the first chunk read is the whole journal or a
+    /// part of it: lines longer than the shortest possible ones once made the table
+    /// twice as large as needed (memory the first read touched for nothing).
+    #[test]
+    fn a_journal_read_from_its_start_gets_room_for_its_lines_only() {
+        let long_fields = ",\"n\":1234567,\"c\":1700000000000,\"e\":1800000000000,\"s\":\"a-session-name\"";
+        for (count, fields) in [(300, ""), (5_000, long_fields), (20_000, long_fields), (40_000, "")] {
+            let dir = tempfile::tempdir().unwrap();
+            let journal: String =
+                (0..count).map(|i| format!("{{\"f\":\"1700000000000_{i}_k{i}.txt\",\"t\":\"text/plain\"{fields}}}\n")).collect();
+            std::fs::write(dir.path().join(JOURNAL_FILE), &journal).unwrap();
+            let catalog = Catalog::load(Some(open(dir.path())));
+            let known = catalog.known();
+            assert_eq!(known.records.len(), count);
+            let mut needed = Records::default();
+            needed.reserve(count);
+            let needed = needed.capacity();
+            assert_eq!(known.records.capacity(), needed, "{count} lines of {} bytes", journal.len() / count);
+        }
     }
 
     /// Content types the SDK's own `FileStorage` writes after the store opened
@@ -1308,7 +1362,7 @@ mod tests {
         known.track_uses(true);
         known.insert("1_1_a.txt".to_owned(), stored(1));
         // As `forget` found it when another process's removal was read first.
-        known.records.remove("1_1_a.txt");
+        known.records.swap_remove("1_1_a.txt");
         known.forget("1_1_a.txt");
         assert!(known.uses.as_ref().is_some_and(UseOrder::is_empty));
         known.touch("1_2_ghost.txt", 5);
@@ -1380,7 +1434,7 @@ mod tests {
                     }
                 }
                 known.drop_record(&name);
-                match record.digest {
+                match record.digest.as_deref().copied() {
                     Some(d) => {
                         let entry = known.shared.entry(d).or_insert((0, record.bytes.unwrap_or(0)));
                         if entry.0 == 0 {
@@ -1435,7 +1489,7 @@ mod tests {
                         created_ms: maybe(next(50), &mut next),
                         expires_ms: maybe(next(50), &mut next),
                         session: None,
-                        digest: (next(2) == 0).then(|| crate::lifecycle::digest(&[next(3) as u8])),
+                        digest: (next(2) == 0).then(|| Box::new(crate::lifecycle::digest(&[next(3) as u8]))),
                     };
                     Event::Stored(name, record)
                 };
@@ -1553,7 +1607,7 @@ mod tests {
                 created_ms,
                 expires_ms,
                 session: session.map(|s| Arc::from(s.as_str())),
-                digest: hashed.then(|| crate::lifecycle::digest(name.as_bytes())),
+                digest: hashed.then(|| Box::new(crate::lifecycle::digest(name.as_bytes()))),
             };
             let escaped = record.content_type.contains(['"', '\\']) || record.session.as_deref().is_some_and(|s| s.contains(['"', '\\']));
             let line = encode_stored(&name, &record);

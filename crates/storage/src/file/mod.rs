@@ -309,7 +309,7 @@ impl FileStore {
             created_ms: Some(now),
             expires_ms: tags.expires_at(&policy),
             session: tags.session.map(Arc::from),
-            digest,
+            digest: digest.map(Box::new),
         };
         let filename = match policy.max_bytes {
             None => self.publish_and_record(opened, &incoming, record)?,
