@@ -1458,6 +1458,14 @@ mod tests {
         }
     }
 
+    /// The next number of a seeded xorshift generator (`state`, never zero), below `n`.
+    fn below(state: &mut u64, n: u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state % n
+    }
+
     /// Applying any sequence of stores (new names, names stored again, with and
     /// without sizes, digests, expiries and creation times) and removals leaves
     /// the catalog as the two-lookup apply did: records, bytes held, sharing,
@@ -1466,12 +1474,7 @@ mod tests {
     fn one_lookup_apply_keeps_the_catalog_as_two_lookups_did() {
         const NAMES: [&str; 5] = ["1_1_a.txt", "1_2_b.txt", "1_3_c.txt", "1_4_d.txt", "1_5_e.txt"];
         let mut rng = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
+        let mut next = |n: u64| below(&mut rng, n);
         for case in 0..2_000 {
             let (mut one, mut two) = (Known::default(), Known::default());
             let budget = case % 2 == 0;
@@ -1519,12 +1522,7 @@ mod tests {
     /// A line shaped as this module writes it, then bent: fields left out, given
     /// values of the wrong type, escaped, out of range, reordered, doubled, spaced.
     fn bent_line(rng: &mut u64) -> Vec<u8> {
-        let mut next = |n: usize| {
-            *rng ^= *rng << 13;
-            *rng ^= *rng >> 7;
-            *rng ^= *rng << 17;
-            (*rng % n as u64) as usize
-        };
+        let mut next = |n: usize| below(rng, n as u64) as usize;
         const STRINGS: [&str; 14] = [
             "\"1700000000000_7_k7.txt\"", "\"1_1_a.json\"", "\"../x\"", "\".metadata.json\"", "\"text/plain\"",
             "\"e\"", "\"v\"", "\"1_1_\u{e9}\u{4e00}.txt\"", "\"a\\u0041.txt\"", "\"tab\there\"", "\"\\\"\"", "\"\"",
