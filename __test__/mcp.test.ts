@@ -515,6 +515,24 @@ describe('MCP proxy: the command line', () => {
     expect(lines.find((l) => l.id === 0).error.message).toMatch(/^could not start the upstream server '\/no\/such\/mcp-server': spawn \/no\/such\/mcp-server ENOENT$/)
     expect(code).toBe(1)
   })
+
+  it('an upstream command that cannot start, and a client that closes stdin right after initialize: still answered, still non-zero', async () => {
+    // The client's close must not pass for the end of the session when the upstream had
+    // gone first (it was read as a clean end, exit 0, when it came before the proxy's
+    // next timer tick).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const child = spawn(process.execPath, [CLI, 'mcp', '--', '/no/such/mcp-server'], { stdio: ['pipe', 'pipe', 'pipe'] })
+      child.stderr.resume()
+      let out = ''
+      child.stdout.on('data', (data) => (out += data))
+      for (const m of INIT) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`)
+      child.stdin.end()
+      const code = await new Promise((resolve) => child.once('exit', resolve))
+      const answers = out.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+      expect(answers.find((a) => a.id === 0)?.error?.message, out).toMatch(/^could not start the upstream server '\/no\/such\/mcp-server'/)
+      expect(code, `attempt ${attempt}`).toBe(1)
+    }
+  })
 })
 
 describe('MCP proxy: the command line, remote upstreams', () => {

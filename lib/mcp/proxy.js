@@ -186,11 +186,13 @@ export function createOffloadingProxy(options) {
   function upstreamClosed() {
     if (ended) return
     ended = { exit: transport?.exit }
-    if (!downstreamClosed) log(`the upstream server ${describeExit(ended.exit)}`)
+    // Whether the client had gone first (then the upstream was closed for it): a client
+    // that goes after the upstream, while the last answers go out, ends nothing.
+    const closedByClient = downstreamClosed
+    if (!closedByClient) log(`the upstream server ${describeExit(ended.exit)}`)
     // The rejected calls are answered in the microtasks that follow; the close comes after them.
     setTimeout(async () => {
       const exit = ended.exit ?? {}
-      const closedByClient = downstreamClosed
       // Results the upstream answered before it went are still being offloaded: they are sent first.
       await Promise.allSettled([...answering])
       await new Promise((resolve) => setImmediate(resolve))
