@@ -83,14 +83,16 @@ describe('string transfer to native memory', () => {
   // most 1M units is encoded inline instead, its UTF-8 size counted first (to tell whether
   // it may be) and that count used again for the encoding.
   it('stores long texts exactly, whatever stands at their middle and slice boundaries, with or without a byte budget', async () => {
-    const HALVED = 512 * 1024
+    // Longest text of any script encoded inline (`INLINE_ENCODE_UNITS`, src/store.rs);
+    // mostly-ASCII texts are encoded inline up to one slice (`INLINE_MOSTLY_ASCII_UNITS`).
+    const ENCODED_INLINE = 128 * 1024
     const random = prng(21)
     const middles = ['😀', '\ud800', '\udc00', '\udc00\ud800', 'é', '€', 'a']
     // Dense scripts (encoded on a worker), and mostly ASCII (encoded inline up to 1M units).
     const fills = ['日本語', '€', 'é€😀', 'abcdefghij日', 'the quick brown fox jumps over the lazy dog € ']
     for (let n = 0; n < 30; n++) {
-      // Around the threshold, at one and at several slices.
-      const length = random.pick([HALVED, HALVED + 1, HALVED + 3, SLICE, SLICE + 5, 2 * SLICE + 1, 3 * SLICE - 1])
+      // Around the thresholds, at one and at several slices.
+      const length = random.pick([ENCODED_INLINE, ENCODED_INLINE + 1, ENCODED_INLINE + 3, SLICE, SLICE + 5, 2 * SLICE + 1, 3 * SLICE - 1])
       const fill = random.pick(fills).repeat(Math.ceil(length / 2))
       const middle = random.pick(middles)
       let text = fill.slice(0, length)

@@ -44,13 +44,13 @@
 //! (no device and inode numbers to compare) journals are not compacted.
 
 use std::borrow::Cow;
-use indexmap::map::Entry;
-use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use indexmap::map::Entry;
+use indexmap::IndexMap;
 use offload_atomic::Dir;
 
 use super::names::is_artifact_name;
@@ -133,13 +133,13 @@ enum Event {
     Removed(String, Option<GoneReason>),
 }
 
-/// The records of a catalog by artifact name, in a table of indices over a dense list
-/// (an `IndexMap`; a removal moves the last record into the gap, so the list keeps no
-/// order). Reading a long journal is mostly inserting new names: a record lands at the
-/// end of the list instead of at a random place of a table as large as all of them,
-/// and the table of indices is a tenth of that size. Names are hashed with a fast
-/// hasher seeded at random per process (they are checked to be artifact-shaped first,
-/// and the seed is not known outside the process).
+/// The records of a catalog by artifact name: a dense list of records behind a table of
+/// their indices (an `IndexMap`; a removal moves the last record into the gap, so the
+/// list keeps no order). Reading a long journal is mostly inserting new names: a record
+/// lands at the end of the list, not at a random place of a table as large as all the
+/// records, and the table of indices takes 9 bytes per slot. Names are hashed with a
+/// fast hasher seeded at random (they are checked to be artifact-shaped first, and the
+/// seed is not known outside the process).
 pub(crate) type Records = IndexMap<String, Record, foldhash::fast::RandomState>;
 
 /// The catalog's contents.
