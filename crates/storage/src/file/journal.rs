@@ -115,8 +115,8 @@ pub(crate) struct Record {
     pub(crate) created_ms: Option<u64>,
     pub(crate) expires_ms: Option<u64>,
     pub(crate) session: Option<Arc<str>>,
-    /// Set when the content is shared with identical artifacts (boxed: most records
-    /// have none, and a catalog holds one record per artifact).
+    /// Set when the content is shared with identical artifacts (boxed: only stores
+    /// with `dedup` have one, and a catalog holds one record per artifact).
     pub(crate) digest: Option<Box<ContentDigest>>,
 }
 
@@ -940,8 +940,9 @@ fn read_lines(
         let complete = &pending[..=last_newline];
         let complete_lines = complete.iter().filter(|&&b| b == b'\n').count() as u64;
         if from_start && *offset == 0 {
-            // Lines of `complete.len()` bytes on average, over `len` bytes (rounded up).
-            let estimate = u128::from(len) * u128::from(complete_lines);
+            // Lines of `complete.len()` bytes on average, over `len` bytes (rounded up;
+            // over what was read, should the file have grown past `len` since).
+            let estimate = u128::from(len.max(complete.len() as u64)) * u128::from(complete_lines);
             expected = Some(u64::try_from(estimate.div_ceil(complete.len() as u128)).unwrap_or(u64::MAX));
         }
         *offset += complete.len() as u64;
